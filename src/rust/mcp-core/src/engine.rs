@@ -1,0 +1,900 @@
+//! The protocol engine: a synchronous state machine that turns incoming lines
+//! and finished tool calls into outgoing messages and jobs for R.
+//!
+//! Both eras are served side by side. A request is *modern* (2026-07-28,
+//! stateless) when its `params._meta` names a protocol version; `initialize`
+//! starts a *legacy* session; anything else belongs to that session. Nothing
+//! here blocks or touches threads, so every rule is testable in `cargo test`.
+
+use crate::jsonrpc::{self, Line, Message, RequestId};
+use crate::registry::Registry;
+use crate::result::{self, ToolResult};
+use crate::revision::Revision;
+use crate::schema;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Methods 2026-07-28 removed: a modern request for one gets -32601.
+const REMOVED_IN_MODERN: &[&str] = &[
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "tasks/result",
+    "tasks/list",
+];
+
+/// Who the server says it is.
+#[derive(Debug, Clone)]
+pub struct ServerInfo {
+    pub name: String,
+    pub version: String,
+    pub title: Option<String>,
+}
+
+/// Settings fixed for the life of a server.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub info: ServerInfo,
+    pub instructions: Option<String>,
+    /// Longest line accepted, in bytes.
+    pub max_message_bytes: usize,
+    /// How long clients may cache `tools/list` and `server/discover` (2026-07-28).
+    pub list_ttl_ms: u64,
+    /// Limit for tools that set none of their own.
+    pub default_timeout: Option<Duration>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            info: ServerInfo {
+                name: "mcpserver".into(),
+                version: "0.0.0".into(),
+                title: None,
+            },
+            instructions: None,
+            max_message_bytes: 16 * 1024 * 1024,
+            list_ttl_ms: 300_000,
+            default_timeout: None,
+        }
+    }
+}
+
+pub type JobId = u64;
+
+/// What a tool handler may want to know about the request that called it.
+#[derive(Debug, Clone)]
+pub struct CallContext {
+    pub request_id: RequestId,
+    pub revision: Revision,
+    /// The client's progress token as JSON text, if it asked for progress.
+    pub progress_token: Option<String>,
+    /// The request's `params._meta`, if any.
+    pub meta: Option<Map<String, Value>>,
+    /// `{name, version, ...}` as the client described itself.
+    pub client_info: Option<Value>,
+}
+
+/// A `tools/call` for the R thread.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub id: JobId,
+    pub tool: usize,
+    pub arguments: Map<String, Value>,
+    pub context: CallContext,
+}
+
+/// How a job ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The handler returned (a failing R call is a result with `isError`).
+    Done(ToolResult),
+    /// Interrupted because the client cancelled: nothing more is sent.
+    Cancelled,
+    /// Interrupted because it ran past its limit.
+    TimedOut(Duration),
+    /// The server failed to run the handler at all: -32603.
+    Failed(String),
+}
+
+/// What the engine asks of the runtime around it.
+#[derive(Debug)]
+pub enum Output {
+    /// One line for the protocol stdout.
+    Write(String),
+    /// A tool call for R to run, in order.
+    Run(Box<Job>),
+    /// The client cancelled this job: drop it if queued, interrupt it if running.
+    Cancel(JobId),
+}
+
+struct Session {
+    revision: Revision,
+    client_info: Option<Value>,
+}
+
+struct JobState {
+    request_id: RequestId,
+    tool: usize,
+    revision: Revision,
+    cancelled: bool,
+}
+
+/// Responses collected for one 2025-03-26 batch.
+struct Batch {
+    pending: usize,
+    responses: Vec<String>,
+}
+
+pub struct Engine {
+    config: Arc<Config>,
+    registry: Arc<Registry>,
+    session: Option<Session>,
+    jobs: HashMap<JobId, JobState>,
+    by_request: HashMap<RequestId, JobId>,
+    listens: HashSet<RequestId>,
+    batches: HashMap<u64, Batch>,
+    batch_of: HashMap<RequestId, u64>,
+    next_job: JobId,
+    next_batch: u64,
+    server_meta: Map<String, Value>,
+}
+
+impl Engine {
+    pub fn new(config: Arc<Config>, registry: Arc<Registry>) -> Engine {
+        let mut server_meta = Map::new();
+        server_meta.insert(
+            META_SERVER_INFO.into(),
+            server_info(&config.info, Revision::LATEST),
+        );
+        Engine {
+            config,
+            registry,
+            session: None,
+            jobs: HashMap::new(),
+            by_request: HashMap::new(),
+            listens: HashSet::new(),
+            batches: HashMap::new(),
+            batch_of: HashMap::new(),
+            next_job: 1,
+            next_batch: 1,
+            server_meta,
+        }
+    }
+
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    pub fn config(&self) -> &Arc<Config> {
+        &self.config
+    }
+
+    /// Tool calls accepted and not yet answered.
+    pub fn pending_jobs(&self) -> usize {
+        self.jobs.len()
+    }
+
+    /// The revision of the legacy session, if `initialize` has been answered.
+    pub fn session_revision(&self) -> Option<Revision> {
+        self.session.as_ref().map(|s| s.revision)
+    }
+
+    /// Handles one line of input (without its terminator).
+    pub fn on_line(&mut self, bytes: &[u8], out: &mut Vec<Output>) {
+        match jsonrpc::parse_line(bytes) {
+            Line::Blank => {}
+            Line::ParseError(reason) => {
+                let data = json!({ "reason": reason });
+                out.push(Output::Write(jsonrpc::error(
+                    None,
+                    jsonrpc::PARSE_ERROR,
+                    "Parse error",
+                    Some(&data),
+                )));
+            }
+            Line::Single(message) => self.on_message(message, out),
+            Line::Batch(messages) => self.on_batch(messages, out),
+        }
+    }
+
+    /// A line longer than the limit was skipped; `prefix` is its beginning.
+    /// The request is answered if its id can be read from the prefix, so the
+    /// client is not left waiting.
+    pub fn on_oversized(&mut self, prefix: &[u8], length: usize, out: &mut Vec<Output>) {
+        let id = crate::framing::sniff_id(prefix);
+        let limit = self.config.max_message_bytes;
+        let message =
+            format!("Message too large: {length} bytes exceeds the limit of {limit} bytes");
+        let data = json!({ "size": length, "limit": limit });
+        out.push(Output::Write(jsonrpc::error(
+            id.as_ref(),
+            jsonrpc::INVALID_REQUEST,
+            &message,
+            Some(&data),
+        )));
+    }
+
+    /// Stdin reached its end: close open subscription streams gracefully.
+    pub fn on_eof(&mut self, out: &mut Vec<Output>) {
+        let mut ids: Vec<RequestId> = self.listens.drain().collect();
+        ids.sort_by(|a, b| a.as_json().cmp(b.as_json()));
+        for id in ids {
+            let mut meta = self.server_meta.clone();
+            meta.insert(META_SUBSCRIPTION.into(), raw_json(id.as_json()));
+            let result = json!({ "resultType": "complete", "_meta": meta });
+            out.push(Output::Write(jsonrpc::success(&id, &result.to_string())));
+        }
+    }
+
+    /// A job finished (or was interrupted).
+    pub fn on_completed(&mut self, job: JobId, outcome: Outcome, out: &mut Vec<Output>) {
+        let Some(state) = self.jobs.remove(&job) else {
+            return;
+        };
+        if self.by_request.get(&state.request_id) == Some(&job) {
+            self.by_request.remove(&state.request_id);
+        }
+        if state.cancelled || matches!(outcome, Outcome::Cancelled) {
+            self.forget_in_batch(&state.request_id, out);
+            return;
+        }
+        let tool = self.registry.tool(state.tool);
+        let message = match outcome {
+            Outcome::Done(result) => match result::check_output(tool, &result) {
+                Ok(()) => self.call_result(&state, &result),
+                Err(violation) => jsonrpc::error(
+                    Some(&state.request_id),
+                    jsonrpc::INTERNAL_ERROR,
+                    &violation.message,
+                    Some(&violation.data),
+                ),
+            },
+            Outcome::TimedOut(limit) => {
+                let text = format!(
+                    "Tool \"{}\" timed out after {} and was stopped.",
+                    tool.def.name,
+                    describe_duration(limit)
+                );
+                self.call_result(&state, &ToolResult::error(text))
+            }
+            Outcome::Cancelled => unreachable!("handled above"),
+            Outcome::Failed(reason) => {
+                let data = json!({ "tool": tool.def.name });
+                jsonrpc::error(
+                    Some(&state.request_id),
+                    jsonrpc::INTERNAL_ERROR,
+                    &format!("Tool \"{}\" could not be run: {reason}", tool.def.name),
+                    Some(&data),
+                )
+            }
+        };
+        self.respond(&state.request_id, message, out);
+    }
+
+    fn call_result(&self, state: &JobState, result: &ToolResult) -> String {
+        let tool = self.registry.tool(state.tool);
+        let extra = state.revision.is_modern().then_some(&self.server_meta);
+        let body = result::render(tool, result, state.revision, extra);
+        jsonrpc::success(&state.request_id, &body)
+    }
+
+    fn on_batch(&mut self, messages: Vec<Message>, out: &mut Vec<Output>) {
+        let allowed = self
+            .session
+            .as_ref()
+            .is_some_and(|s| s.revision.allows_batches());
+        if !allowed || messages.is_empty() {
+            let reason = if messages.is_empty() {
+                "an empty batch"
+            } else {
+                "JSON-RPC batches are only part of protocol revision 2025-03-26"
+            };
+            let data = json!({ "reason": reason });
+            out.push(Output::Write(jsonrpc::error(
+                None,
+                jsonrpc::INVALID_REQUEST,
+                "Invalid Request",
+                Some(&data),
+            )));
+            return;
+        }
+        let batch = self.next_batch;
+        self.next_batch += 1;
+        let mut expected = 0;
+        for message in &messages {
+            if let Message::Request { id, .. } | Message::Invalid { id: Some(id), .. } = message {
+                self.batch_of.insert(id.clone(), batch);
+                expected += 1;
+            }
+            if let Message::Invalid { id: None, .. } = message {
+                expected += 1;
+            }
+        }
+        if expected == 0 {
+            for message in messages {
+                self.on_message(message, out);
+            }
+            return;
+        }
+        self.batches.insert(
+            batch,
+            Batch {
+                pending: expected,
+                responses: Vec::new(),
+            },
+        );
+        for message in messages {
+            match message {
+                Message::Request { ref method, .. } if method == "initialize" => {
+                    let Message::Request { id, .. } = message else {
+                        unreachable!()
+                    };
+                    let data = json!({ "reason": "initialize must not be part of a batch" });
+                    let text = jsonrpc::error(
+                        Some(&id),
+                        jsonrpc::INVALID_REQUEST,
+                        "Invalid Request",
+                        Some(&data),
+                    );
+                    self.respond(&id, text, out);
+                }
+                Message::Invalid { id: None, reason } => {
+                    let data = json!({ "reason": reason });
+                    let text = jsonrpc::error(
+                        None,
+                        jsonrpc::INVALID_REQUEST,
+                        "Invalid Request",
+                        Some(&data),
+                    );
+                    self.push_to_batch(batch, text, out);
+                }
+                other => self.on_message(other, out),
+            }
+        }
+    }
+
+    /// Sends a response, or holds it back for the batch it belongs to.
+    fn respond(&mut self, id: &RequestId, text: String, out: &mut Vec<Output>) {
+        match self.batch_of.remove(id) {
+            Some(batch) => self.push_to_batch(batch, text, out),
+            None => out.push(Output::Write(text)),
+        }
+    }
+
+    fn push_to_batch(&mut self, batch: u64, text: String, out: &mut Vec<Output>) {
+        if let Some(b) = self.batches.get_mut(&batch) {
+            b.responses.push(text);
+            b.pending -= 1;
+        }
+        self.flush_batch(batch, out);
+    }
+
+    /// A batched request that will get no response (a cancelled call).
+    fn forget_in_batch(&mut self, id: &RequestId, out: &mut Vec<Output>) {
+        if let Some(batch) = self.batch_of.remove(id) {
+            if let Some(b) = self.batches.get_mut(&batch) {
+                b.pending -= 1;
+            }
+            self.flush_batch(batch, out);
+        }
+    }
+
+    fn flush_batch(&mut self, batch: u64, out: &mut Vec<Output>) {
+        if self.batches.get(&batch).is_some_and(|b| b.pending == 0) {
+            let b = self.batches.remove(&batch).expect("checked above");
+            if !b.responses.is_empty() {
+                out.push(Output::Write(format!("[{}]", b.responses.join(","))));
+            }
+        }
+    }
+
+    fn on_message(&mut self, message: Message, out: &mut Vec<Output>) {
+        match message {
+            Message::Request { id, method, params } => self.on_request(id, &method, params, out),
+            Message::Notification { method, params } => self.on_notification(&method, params, out),
+            // A reply to a request of ours; the server sends none yet.
+            Message::Response { .. } => {}
+            Message::Invalid { id, reason } => {
+                let data = json!({ "reason": reason });
+                let text = jsonrpc::error(
+                    id.as_ref(),
+                    jsonrpc::INVALID_REQUEST,
+                    "Invalid Request",
+                    Some(&data),
+                );
+                match id {
+                    Some(id) => self.respond(&id, text, out),
+                    None => out.push(Output::Write(text)),
+                }
+            }
+        }
+    }
+
+    fn on_request(
+        &mut self,
+        id: RequestId,
+        method: &str,
+        raw: Option<Box<RawValue>>,
+        out: &mut Vec<Output>,
+    ) {
+        let params = match raw
+            .as_deref()
+            .map(|p| serde_json::from_str::<Value>(p.get()))
+        {
+            None => Value::Null,
+            Some(Ok(v)) => v,
+            Some(Err(e)) => {
+                let text = invalid_params(&id, &format!("params could not be read: {e}"));
+                return self.respond(&id, text, out);
+            }
+        };
+        if method == "initialize" {
+            let text = self.initialize(&id, &params);
+            return self.respond(&id, text, out);
+        }
+        let modern_version = params
+            .get("_meta")
+            .and_then(|m| m.get(META_VERSION))
+            .cloned();
+        let raw = raw.as_deref();
+        match modern_version {
+            Some(version) => self.on_modern_request(id, method, &params, raw, version, out),
+            None => self.on_legacy_request(id, method, &params, raw, out),
+        }
+    }
+
+    fn on_legacy_request(
+        &mut self,
+        id: RequestId,
+        method: &str,
+        params: &Value,
+        raw: Option<&RawValue>,
+        out: &mut Vec<Output>,
+    ) {
+        if method == "ping" {
+            return self.respond(&id, jsonrpc::success(&id, "{}"), out);
+        }
+        let Some(session) = &self.session else {
+            let text = jsonrpc::error(
+                Some(&id),
+                jsonrpc::INVALID_REQUEST,
+                "Server not initialized",
+                Some(&json!({
+                    "reason": "send `initialize` first, or name a protocol version in params._meta",
+                    "supported": supported_versions(),
+                })),
+            );
+            return self.respond(&id, text, out);
+        };
+        let rev = session.revision;
+        let client_info = session.client_info.clone();
+        match method {
+            "tools/list" => {
+                let text = self.tools_list(&id, params, rev);
+                self.respond(&id, text, out)
+            }
+            "tools/call" => self.tools_call(id, params, raw, rev, client_info, out),
+            _ => {
+                let text = method_not_found(&id, method);
+                self.respond(&id, text, out)
+            }
+        }
+    }
+
+    fn on_modern_request(
+        &mut self,
+        id: RequestId,
+        method: &str,
+        params: &Value,
+        raw: Option<&RawValue>,
+        version: Value,
+        out: &mut Vec<Output>,
+    ) {
+        let meta = params.get("_meta").and_then(Value::as_object);
+        let rev = match version.as_str().and_then(Revision::parse) {
+            Some(rev) if rev.is_modern() => rev,
+            _ => {
+                let requested = match &version {
+                    Value::String(s) => Value::from(s.as_str()),
+                    other => Value::from(other.to_string()),
+                };
+                let data = json!({ "supported": supported_versions(), "requested": requested });
+                let text = jsonrpc::error(
+                    Some(&id),
+                    jsonrpc::UNSUPPORTED_VERSION,
+                    "Unsupported protocol version",
+                    Some(&data),
+                );
+                return self.respond(&id, text, out);
+            }
+        };
+        match meta.and_then(|m| m.get(META_CAPABILITIES)) {
+            Some(Value::Object(_)) => {}
+            Some(_) => {
+                let text = invalid_params(
+                    &id,
+                    &format!("`_meta[\"{META_CAPABILITIES}\"]` must be an object"),
+                );
+                return self.respond(&id, text, out);
+            }
+            None => {
+                let text = invalid_params(
+                    &id,
+                    &format!("missing required `_meta[\"{META_CAPABILITIES}\"]`"),
+                );
+                return self.respond(&id, text, out);
+            }
+        }
+        if let Some(level) = meta.and_then(|m| m.get(META_LOG_LEVEL)) {
+            if !level.as_str().is_some_and(is_log_level) {
+                let text = invalid_params(
+                    &id,
+                    &format!("`_meta[\"{META_LOG_LEVEL}\"]` is not a log level"),
+                );
+                return self.respond(&id, text, out);
+            }
+        }
+        let client_info = meta.and_then(|m| m.get(META_CLIENT_INFO)).cloned();
+        match method {
+            "server/discover" => {
+                let text = self.discover(&id);
+                self.respond(&id, text, out)
+            }
+            "tools/list" => {
+                let text = self.tools_list(&id, params, rev);
+                self.respond(&id, text, out)
+            }
+            "tools/call" => self.tools_call(id, params, raw, rev, client_info, out),
+            "subscriptions/listen" => self.listen(id, out),
+            m if REMOVED_IN_MODERN.contains(&m) => {
+                let data =
+                    json!({ "reason": format!("`{m}` is not part of protocol revision {rev}") });
+                let text = jsonrpc::error(
+                    Some(&id),
+                    jsonrpc::METHOD_NOT_FOUND,
+                    "Method not found",
+                    Some(&data),
+                );
+                self.respond(&id, text, out)
+            }
+            _ => {
+                let text = method_not_found(&id, method);
+                self.respond(&id, text, out)
+            }
+        }
+    }
+
+    fn on_notification(
+        &mut self,
+        method: &str,
+        params: Option<Box<RawValue>>,
+        out: &mut Vec<Output>,
+    ) {
+        if method == "notifications/cancelled" {
+            if let Some(request) = params.as_deref().and_then(cancelled_request_id) {
+                self.cancel(&request, out);
+            }
+        }
+        // `notifications/initialized` needs nothing; unknown ones are ignored.
+    }
+
+    fn cancel(&mut self, request: &RequestId, out: &mut Vec<Output>) {
+        if self.listens.remove(request) {
+            return;
+        }
+        let Some(&job) = self.by_request.get(request) else {
+            return;
+        };
+        if let Some(state) = self.jobs.get_mut(&job) {
+            if !state.cancelled {
+                state.cancelled = true;
+                out.push(Output::Cancel(job));
+            }
+        }
+    }
+
+    fn initialize(&mut self, id: &RequestId, params: &Value) -> String {
+        if let Err(problem) = check_initialize_params(params) {
+            return jsonrpc::error(
+                Some(id),
+                jsonrpc::INVALID_PARAMS,
+                "Invalid initialize params",
+                Some(&json!({ "reason": problem })),
+            );
+        }
+        let requested = params["protocolVersion"].as_str().unwrap_or_default();
+        let revision = Revision::parse(requested)
+            .filter(|r| !r.is_modern())
+            .unwrap_or(Revision::LATEST_LEGACY);
+        self.session = Some(Session {
+            revision,
+            client_info: params.get("clientInfo").cloned(),
+        });
+        let mut result = Map::new();
+        result.insert("protocolVersion".into(), Value::from(revision.as_str()));
+        result.insert("capabilities".into(), self.capabilities(revision));
+        result.insert(
+            "serverInfo".into(),
+            server_info(&self.config.info, revision),
+        );
+        if let Some(instructions) = &self.config.instructions {
+            result.insert("instructions".into(), Value::from(instructions.as_str()));
+        }
+        jsonrpc::success(id, &Value::Object(result).to_string())
+    }
+
+    fn capabilities(&self, _rev: Revision) -> Value {
+        json!({ "tools": { "listChanged": false } })
+    }
+
+    fn discover(&self, id: &RequestId) -> String {
+        let mut result = Map::new();
+        let modern: Vec<&str> = Revision::modern().map(Revision::as_str).collect();
+        result.insert("supportedVersions".into(), json!(modern));
+        result.insert("capabilities".into(), self.capabilities(Revision::LATEST));
+        if let Some(instructions) = &self.config.instructions {
+            result.insert("instructions".into(), Value::from(instructions.as_str()));
+        }
+        result.insert("ttlMs".into(), Value::from(self.config.list_ttl_ms));
+        result.insert("cacheScope".into(), Value::from("public"));
+        result.insert("resultType".into(), Value::from("complete"));
+        result.insert("_meta".into(), Value::Object(self.server_meta.clone()));
+        jsonrpc::success(id, &Value::Object(result).to_string())
+    }
+
+    fn tools_list(&self, id: &RequestId, params: &Value, rev: Revision) -> String {
+        match params {
+            Value::Null => {}
+            Value::Object(map) => match map.get("cursor") {
+                None | Some(Value::Null) => {}
+                Some(_) => {
+                    return invalid_params(
+                        id,
+                        "unknown cursor: this server lists every tool on one page",
+                    )
+                }
+            },
+            _ => return invalid_params(id, "params must be an object"),
+        }
+        let tools = self.registry.list_json(rev);
+        let mut body = String::with_capacity(tools.len() + 200);
+        body.push_str("{\"tools\":");
+        body.push_str(tools);
+        if rev.is_modern() {
+            body.push_str(&format!(
+                ",\"ttlMs\":{},\"cacheScope\":\"public\",\"resultType\":\"complete\",\"_meta\":{}",
+                self.config.list_ttl_ms,
+                Value::Object(self.server_meta.clone())
+            ));
+        }
+        body.push('}');
+        jsonrpc::success(id, &body)
+    }
+
+    fn tools_call(
+        &mut self,
+        id: RequestId,
+        params: &Value,
+        raw: Option<&RawValue>,
+        rev: Revision,
+        client_info: Option<Value>,
+        out: &mut Vec<Output>,
+    ) {
+        let Some(name) = params.get("name").and_then(Value::as_str) else {
+            let text = invalid_params(&id, "`name` must be a string");
+            return self.respond(&id, text, out);
+        };
+        let arguments = match params.get("arguments") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(map)) => map.clone(),
+            Some(_) => {
+                let text = invalid_params(&id, "`arguments` must be an object");
+                return self.respond(&id, text, out);
+            }
+        };
+        let Some(index) = self.registry.find(name) else {
+            let text = jsonrpc::error(
+                Some(&id),
+                jsonrpc::INVALID_PARAMS,
+                &format!("Unknown tool: {name}"),
+                Some(&json!({ "tool": name })),
+            );
+            return self.respond(&id, text, out);
+        };
+        let tool = self.registry.tool(index);
+        let args_value = Value::Object(arguments);
+        let problems = schema::describe_errors(tool.input_validator.iter_errors(&args_value));
+        if !problems.is_empty() {
+            let message = format!(
+                "Invalid arguments for tool \"{}\": {}",
+                tool.def.name,
+                problems.join("; ")
+            );
+            let state = JobState {
+                request_id: id.clone(),
+                tool: index,
+                revision: rev,
+                cancelled: false,
+            };
+            let text = self.call_result(&state, &ToolResult::error(message));
+            return self.respond(&id, text, out);
+        }
+        let Value::Object(arguments) = args_value else {
+            unreachable!()
+        };
+        let meta = params.get("_meta").and_then(Value::as_object).cloned();
+        let progress_token = raw.and_then(progress_token);
+        let job = self.next_job;
+        self.next_job += 1;
+        self.jobs.insert(
+            job,
+            JobState {
+                request_id: id.clone(),
+                tool: index,
+                revision: rev,
+                cancelled: false,
+            },
+        );
+        self.by_request.insert(id.clone(), job);
+        out.push(Output::Run(Box::new(Job {
+            id: job,
+            tool: index,
+            arguments,
+            context: CallContext {
+                request_id: id,
+                revision: rev,
+                progress_token,
+                meta,
+                client_info,
+            },
+        })));
+    }
+
+    /// 2026-07-28 `subscriptions/listen`: the tool list never changes, so the
+    /// stream is acknowledged with nothing to deliver and stays open until
+    /// the client cancels it or stdin ends.
+    fn listen(&mut self, id: RequestId, out: &mut Vec<Output>) {
+        let params = json!({
+            "notifications": {},
+            "_meta": { META_SUBSCRIPTION: raw_json(id.as_json()) }
+        });
+        out.push(Output::Write(jsonrpc::notification(
+            "notifications/subscriptions/acknowledged",
+            &params.to_string(),
+        )));
+        self.batch_of.remove(&id);
+        self.listens.insert(id);
+    }
+}
+
+#[derive(Deserialize)]
+struct MetaProbe<'a> {
+    #[serde(rename = "_meta", borrow)]
+    meta: Option<TokenProbe<'a>>,
+}
+
+#[derive(Deserialize)]
+struct TokenProbe<'a> {
+    #[serde(rename = "progressToken", borrow)]
+    token: Option<&'a RawValue>,
+}
+
+/// The progress token exactly as sent (integers of any size survive).
+fn progress_token(params: &RawValue) -> Option<String> {
+    let probe: MetaProbe = serde_json::from_str(params.get()).ok()?;
+    let token = probe.meta?.token?;
+    RequestId::from_raw(token).map(|t| t.as_json().to_string())
+}
+
+/// A request id inside params, turned back into a JSON value.
+fn raw_json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+#[derive(Deserialize)]
+struct CancelledParams<'a> {
+    #[serde(rename = "requestId", borrow)]
+    request_id: &'a RawValue,
+}
+
+fn cancelled_request_id(params: &RawValue) -> Option<RequestId> {
+    let parsed: CancelledParams = serde_json::from_str(params.get()).ok()?;
+    RequestId::from_raw(parsed.request_id)
+}
+
+fn server_info(info: &ServerInfo, rev: Revision) -> Value {
+    let mut map = Map::new();
+    map.insert("name".into(), Value::from(info.name.as_str()));
+    if let (Some(title), true) = (&info.title, rev.has_structured_output()) {
+        map.insert("title".into(), Value::from(title.as_str()));
+    }
+    map.insert("version".into(), Value::from(info.version.as_str()));
+    Value::Object(map)
+}
+
+/// Every revision, newest first: what a -32022 lists, so that a client whose
+/// modern version we lack can fall back to `initialize`.
+fn supported_versions() -> Value {
+    let mut all: Vec<&str> = Revision::ALL.iter().map(|r| r.as_str()).collect();
+    all.reverse();
+    json!(all)
+}
+
+fn is_log_level(level: &str) -> bool {
+    matches!(
+        level,
+        "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency"
+    )
+}
+
+fn check_initialize_params(params: &Value) -> Result<(), String> {
+    let Value::Object(p) = params else {
+        return Err("params must be an object".into());
+    };
+    if p.get("protocolVersion")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        return Err("`protocolVersion` must be a non-empty string".into());
+    }
+    if !p.get("capabilities").is_some_and(Value::is_object) {
+        return Err("`capabilities` must be an object".into());
+    }
+    let Some(Value::Object(info)) = p.get("clientInfo") else {
+        return Err("`clientInfo` must be an object".into());
+    };
+    for field in ["name", "version"] {
+        if info
+            .get(field)
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            return Err(format!("`clientInfo.{field}` must be a non-empty string"));
+        }
+    }
+    Ok(())
+}
+
+fn invalid_params(id: &RequestId, reason: &str) -> String {
+    jsonrpc::error(
+        Some(id),
+        jsonrpc::INVALID_PARAMS,
+        &format!("Invalid params: {reason}"),
+        None,
+    )
+}
+
+fn method_not_found(id: &RequestId, method: &str) -> String {
+    jsonrpc::error(
+        Some(id),
+        jsonrpc::METHOD_NOT_FOUND,
+        "Method not found",
+        Some(&json!({ "method": method })),
+    )
+}
+
+/// `2.5 seconds`, `1 second`, `90 seconds`.
+fn describe_duration(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    let text = if secs.fract() == 0.0 {
+        format!("{}", secs as u64)
+    } else {
+        format!("{secs}")
+    };
+    let unit = if secs == 1.0 { "second" } else { "seconds" };
+    format!("{text} {unit}")
+}

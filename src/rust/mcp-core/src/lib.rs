@@ -1,0 +1,19 @@
+//! The protocol engine of the mcpserver R package.
+//!
+//! Everything here is plain Rust with no R: JSON-RPC framing, the MCP
+//! revisions and their wire shapes, the tool registry, schema validation,
+//! result rendering, and the stdio server with its threads. The R bindings
+//! live in the `mcpserver` crate and talk to [`server::Server`].
+
+pub mod board;
+pub mod engine;
+pub mod framing;
+pub mod jsonrpc;
+pub mod registry;
+pub mod result;
+pub mod revision;
+pub mod schema;
+pub mod server;
+pub mod tool;
+pub mod trace;
+pub mod transport;

@@ -1,0 +1,219 @@
+//! The stdio transport: private protocol descriptors, the reader thread and
+//! the writer thread.
+//!
+//! While serving, the protocol travels on private duplicates of the original
+//! stdin and stdout (close-on-exec, so child processes never inherit them).
+//! Descriptor 1 points at stderr and descriptor 0 at the null device, so
+//! nothing a tool prints, and nothing a child process reads, can touch the
+//! protocol stream.
+
+use crate::framing::{Frame, LineReader};
+use crate::trace::Trace;
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Write};
+use std::os::fd::{FromRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How often the reader wakes to see whether the server is stopping.
+const READ_POLL: Duration = Duration::from_millis(50);
+
+fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+fn dup_cloexec(fd: RawFd) -> io::Result<RawFd> {
+    // SAFETY: F_DUPFD_CLOEXEC on a descriptor number has no memory effects.
+    check(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) })
+}
+
+/// Owns the real stdin/stdout while the server runs and puts them back.
+pub struct StdioGuard {
+    protocol_in: RawFd,
+    protocol_out: RawFd,
+    restored: bool,
+}
+
+impl StdioGuard {
+    /// Moves the protocol onto private descriptors and returns readers and
+    /// writers for it.
+    pub fn take() -> io::Result<(StdioGuard, File, File)> {
+        let protocol_in = dup_cloexec(0)?;
+        let protocol_out = dup_cloexec(1)?;
+        let guard = StdioGuard {
+            protocol_in,
+            protocol_out,
+            restored: false,
+        };
+        let null = File::open("/dev/null")?;
+        // SAFETY: plain descriptor operations; 0, 1 and 2 exist in a process
+        // R runs in, and `null` stays open for the call.
+        unsafe {
+            check(libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), 0))?;
+            check(libc::dup2(2, 1))?;
+        }
+        // SAFETY: fresh descriptors owned by the returned files.
+        let input = unsafe { File::from_raw_fd(dup_cloexec(protocol_in)?) };
+        let output = unsafe { File::from_raw_fd(dup_cloexec(protocol_out)?) };
+        Ok((guard, input, output))
+    }
+
+    /// Puts stdin and stdout back. Output that tools left in C's stdout
+    /// buffer is flushed to stderr first, where it belongs.
+    pub fn restore(&mut self) {
+        if self.restored {
+            return;
+        }
+        self.restored = true;
+        // SAFETY: flushing all C streams and moving descriptors we own.
+        unsafe {
+            libc::fflush(std::ptr::null_mut());
+            libc::dup2(self.protocol_in, 0);
+            libc::dup2(self.protocol_out, 1);
+            libc::close(self.protocol_in);
+            libc::close(self.protocol_out);
+        }
+    }
+}
+
+impl Drop for StdioGuard {
+    fn drop(&mut self) {
+        self.restore();
+    }
+}
+
+/// Blocks SIGPIPE and SIGINT in the calling thread: a closed pipe becomes an
+/// `EPIPE` error instead of a signal (R's handler must not run here), and
+/// Ctrl-C is left to R's main thread.
+pub fn block_signals_in_this_thread() {
+    // SAFETY: building a signal set and changing this thread's mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// A file that gives up waiting for data when asked to stop, so the reader
+/// thread can end while the client is still connected (Ctrl-C at a console).
+struct StoppableInput {
+    file: File,
+    stop: Arc<AtomicBool>,
+}
+
+impl Read for StoppableInput {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&self.file);
+        loop {
+            if self.stop.load(Ordering::Relaxed) {
+                return Ok(0);
+            }
+            let mut pfd = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd for the duration of the call.
+            let ready = unsafe { libc::poll(&mut pfd, 1, READ_POLL.as_millis() as libc::c_int) };
+            if ready < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            if ready > 0 {
+                return self.file.read(buf);
+            }
+        }
+    }
+}
+
+/// What the reader thread reports.
+pub enum Inbound {
+    Frame(Frame),
+    /// End of input (or a read error, which ends input just the same).
+    End(Option<io::Error>),
+}
+
+/// Starts the reader thread. It stops at end of input or when `stop` is set.
+pub fn spawn_reader(
+    input: File,
+    max_line: usize,
+    stop: Arc<AtomicBool>,
+    trace: Arc<Trace>,
+    deliver: impl Fn(Inbound) + Send + 'static,
+) -> io::Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("mcp-reader".into())
+        .spawn(move || {
+            block_signals_in_this_thread();
+            let mut reader = LineReader::new(StoppableInput { file: input, stop }, max_line);
+            loop {
+                match reader.next_frame() {
+                    Ok(Some(frame)) => {
+                        trace.inbound(&frame);
+                        deliver(Inbound::Frame(frame));
+                    }
+                    Ok(None) => {
+                        trace.note("stdin reached its end");
+                        deliver(Inbound::End(None));
+                        return;
+                    }
+                    Err(e) => {
+                        trace.note(&format!("reading stdin failed: {e}"));
+                        deliver(Inbound::End(Some(e)));
+                        return;
+                    }
+                }
+            }
+        })
+}
+
+/// Starts the writer thread. Each message becomes one line; the buffer is
+/// flushed whenever no further message is waiting. `on_gone` runs once if
+/// the client stops reading (broken pipe). `done` is dropped when the thread
+/// ends, which is how a waiter learns that everything queued was written.
+pub fn spawn_writer(
+    output: File,
+    lines: mpsc::Receiver<String>,
+    trace: Arc<Trace>,
+    on_gone: impl FnOnce() + Send + 'static,
+    done: mpsc::Sender<()>,
+) -> io::Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("mcp-writer".into())
+        .spawn(move || {
+            block_signals_in_this_thread();
+            let mut out = BufWriter::with_capacity(64 * 1024, output);
+            let result = (|| -> io::Result<()> {
+                while let Ok(line) = lines.recv() {
+                    write_line(&mut out, &trace, &line)?;
+                    while let Ok(line) = lines.try_recv() {
+                        write_line(&mut out, &trace, &line)?;
+                    }
+                    out.flush()?;
+                }
+                out.flush()
+            })();
+            if let Err(e) = result {
+                trace.note(&format!("writing stdout failed: {e}; the client has gone"));
+                on_gone();
+            }
+            drop(done);
+        })
+}
+
+fn write_line(out: &mut impl Write, trace: &Trace, line: &str) -> io::Result<()> {
+    trace.outbound(line);
+    out.write_all(line.as_bytes())?;
+    out.write_all(b"\n")
+}

@@ -1,0 +1,802 @@
+//! The protocol engine, revision by revision, with every message it writes
+//! checked against the official wire schema of the revision in use.
+
+mod common;
+
+use common::check_message;
+use mcp_core::engine::{Config, Engine, Job, Outcome, Output, ServerInfo};
+use mcp_core::registry::Registry;
+use mcp_core::result::{Block, Content, ToolResult};
+use mcp_core::revision::Revision;
+use mcp_core::tool::ToolDef;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+const LEGACY: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+const MODERN: &str = "2026-07-28";
+
+fn tools() -> Vec<ToolDef> {
+    vec![
+        ToolDef {
+            name: "add".into(),
+            title: Some("Add numbers".into()),
+            description: Some("Adds x and y".into()),
+            input_schema: json!({"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"}},
+                                 "required":["x","y"],"additionalProperties":false}),
+            annotations: json!({"readOnlyHint": true}).as_object().cloned(),
+            ..ToolDef::default()
+        },
+        ToolDef {
+            name: "stats".into(),
+            description: Some("Summary statistics".into()),
+            input_schema: json!({"type":"object","properties":{},"additionalProperties":false}),
+            output_schema: Some(
+                json!({"type":"object","properties":{"mean":{"type":"number"}},"required":["mean"]}),
+            ),
+            ..ToolDef::default()
+        },
+        ToolDef {
+            name: "series".into(),
+            description: Some("A numeric series".into()),
+            input_schema: json!({"type":"object","properties":{},"additionalProperties":false}),
+            output_schema: Some(json!({"type":"array","items":{"type":"number"}})),
+            icons: Some(json!([{"src":"https://example.com/icon.png","mimeType":"image/png"}])),
+            ..ToolDef::default()
+        },
+    ]
+}
+
+struct Harness {
+    engine: Engine,
+    jobs: Vec<Job>,
+    cancels: Vec<u64>,
+    rev: Revision,
+}
+
+impl Harness {
+    fn new() -> Harness {
+        let config = Config {
+            info: ServerInfo {
+                name: "test-server".into(),
+                version: "1.2.3".into(),
+                title: Some("Test Server".into()),
+            },
+            instructions: Some("Use add to add.".into()),
+            ..Config::default()
+        };
+        Harness {
+            engine: Engine::new(Arc::new(config), Arc::new(Registry::new(tools()).unwrap())),
+            jobs: Vec::new(),
+            cancels: Vec::new(),
+            rev: Revision::LATEST_LEGACY,
+        }
+    }
+
+    fn collect(&mut self, out: Vec<Output>) -> Vec<Value> {
+        let mut written = Vec::new();
+        for o in out {
+            match o {
+                Output::Write(line) => {
+                    assert!(!line.contains('\n'), "a message spans lines: {line}");
+                    written.push(serde_json::from_str(&line).unwrap());
+                }
+                Output::Run(job) => self.jobs.push(*job),
+                Output::Cancel(job) => self.cancels.push(job),
+            }
+        }
+        written
+    }
+
+    fn send(&mut self, line: &str) -> Vec<Value> {
+        let mut out = Vec::new();
+        self.engine.on_line(line.as_bytes(), &mut out);
+        self.collect(out)
+    }
+
+    fn send_value(&mut self, msg: Value) -> Vec<Value> {
+        self.send(&msg.to_string())
+    }
+
+    /// Sends one request and returns its only response.
+    fn request(&mut self, msg: Value) -> Value {
+        let mut got = self.send_value(msg.clone());
+        assert_eq!(got.len(), 1, "one response to {msg}, got {got:?}");
+        got.remove(0)
+    }
+
+    fn complete(&mut self, job: u64, outcome: Outcome) -> Vec<Value> {
+        let mut out = Vec::new();
+        self.engine.on_completed(job, outcome, &mut out);
+        self.collect(out)
+    }
+
+    fn initialize(&mut self, version: &str) -> Value {
+        let response = self.request(
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion": version, "capabilities": {},
+            "clientInfo": {"name":"test-client","version":"9"}}}),
+        );
+        if let Some(rev) = response["result"]["protocolVersion"]
+            .as_str()
+            .and_then(Revision::parse)
+        {
+            self.rev = rev;
+            check_message(rev, &response, Some("InitializeResult"));
+        }
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        response
+    }
+}
+
+fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name":"modern-client","version":"2"}
+    })
+}
+
+fn modern(id: u64, method: &str, mut params: Value) -> Value {
+    params["_meta"] = meta();
+    json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})
+}
+
+fn text_result(text: &str) -> ToolResult {
+    ToolResult {
+        content: vec![Block::text(text)],
+        structured: None,
+        is_error: false,
+        meta: None,
+    }
+}
+
+fn raw(text: &str) -> Option<Box<RawValue>> {
+    Some(RawValue::from_string(text.into()).unwrap())
+}
+
+#[test]
+fn initialize_echoes_every_legacy_revision() {
+    for version in LEGACY {
+        let mut h = Harness::new();
+        let r = h.initialize(version);
+        assert_eq!(r["id"], 0);
+        let result = &r["result"];
+        assert_eq!(result["protocolVersion"], version);
+        assert_eq!(
+            result["capabilities"],
+            json!({"tools":{"listChanged":false}})
+        );
+        assert_eq!(result["serverInfo"]["name"], "test-server");
+        assert_eq!(result["serverInfo"]["version"], "1.2.3");
+        assert_eq!(
+            result["instructions"], "Use add to add.",
+            "instructions reach {version} too"
+        );
+        let has_title = result["serverInfo"].get("title").is_some();
+        assert_eq!(has_title, version >= "2025-06-18", "{version}");
+    }
+}
+
+#[test]
+fn initialize_counter_offers_the_latest_legacy_revision() {
+    for version in ["2024-10-07", "1999-01-01", "garbage", MODERN] {
+        let mut h = Harness::new();
+        assert_eq!(
+            h.initialize(version)["result"]["protocolVersion"],
+            "2025-11-25",
+            "{version}"
+        );
+    }
+}
+
+#[test]
+fn initialize_checks_its_params() {
+    let mut h = Harness::new();
+    for params in [
+        json!(null),
+        json!({"capabilities":{},"clientInfo":{"name":"a","version":"1"}}),
+        json!({"protocolVersion":"","capabilities":{},"clientInfo":{"name":"a","version":"1"}}),
+        json!({"protocolVersion":"2025-11-25","capabilities":[],"clientInfo":{"name":"a","version":"1"}}),
+        json!({"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"a"}}),
+    ] {
+        let r = h.request(json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":params}));
+        assert_eq!(r["error"]["code"], -32602, "{params}");
+        assert_eq!(r["error"]["message"], "Invalid initialize params");
+    }
+    // A failed initialize leaves the server uninitialised.
+    let r = h.request(json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}));
+    assert_eq!(r["error"]["code"], -32600);
+}
+
+#[test]
+fn ping_works_before_and_after_initialize() {
+    let mut h = Harness::new();
+    let r = h.request(json!({"jsonrpc":"2.0","id":"p1","method":"ping"}));
+    assert_eq!(r, json!({"jsonrpc":"2.0","id":"p1","result":{}}));
+    h.initialize("2025-06-18");
+    let r = h.request(json!({"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":1}}));
+    assert_eq!(r["result"], json!({}));
+    check_message(h.rev, &r, Some("EmptyResult"));
+}
+
+#[test]
+fn requests_before_initialize_get_a_prompt_error() {
+    let mut h = Harness::new();
+    for method in [
+        "tools/list",
+        "tools/call",
+        "server/discover",
+        "resources/list",
+    ] {
+        let r = h.request(json!({"jsonrpc":"2.0","id":5,"method":method}));
+        assert_eq!(r["id"], 5);
+        assert_eq!(r["error"]["code"], -32600, "{method}");
+        assert_eq!(r["error"]["message"], "Server not initialized");
+        assert!(r["error"]["data"]["supported"].as_array().unwrap().len() == 5);
+        check_message(Revision::V2025_11_25, &r, None);
+    }
+}
+
+#[test]
+fn notifications_and_client_responses_are_never_answered() {
+    let mut h = Harness::new();
+    h.initialize("2025-11-25");
+    for line in [
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/whatever","params":{"a":1}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}"#,
+        r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":2}}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"result":{}}"#,
+        r#"{"jsonrpc":"2.0","id":6,"error":{"code":1,"message":"x"}}"#,
+        "",
+        "   ",
+    ] {
+        assert!(h.send(line).is_empty(), "{line}");
+    }
+    assert!(h.jobs.is_empty(), "a tools/call notification must not run");
+}
+
+#[test]
+fn malformed_input_gets_json_rpc_errors() {
+    let mut h = Harness::new();
+    let r = h.send("{not json");
+    assert_eq!(r[0]["error"]["code"], -32700);
+    assert_eq!(r[0]["id"], Value::Null);
+    let r = h.send(r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#);
+    assert_eq!(r[0]["error"]["code"], -32600);
+    assert_eq!(r[0]["id"], Value::Null);
+    let r = h.send(r#"{"jsonrpc":"1.0","id":"abc","method":"ping"}"#);
+    assert_eq!(r[0]["error"]["code"], -32600);
+    assert_eq!(r[0]["id"], "abc");
+    let r = h.send("null");
+    assert_eq!(r[0]["error"]["code"], -32600);
+    let r = h.send(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+    assert_eq!(
+        r[0]["error"]["code"], -32600,
+        "no batches without 2025-03-26"
+    );
+    for msg in &r {
+        check_message(Revision::V2025_11_25, msg, None);
+    }
+}
+
+#[test]
+fn ids_round_trip_exactly_in_responses() {
+    let mut h = Harness::new();
+    for id in [
+        "9007199254740993",
+        "123456789012345678901234567890",
+        "-3",
+        "\"ünï\\u00e7ode\"",
+    ] {
+        let mut out = Vec::new();
+        h.engine.on_line(
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#).as_bytes(),
+            &mut out,
+        );
+        let Output::Write(line) = &out[0] else {
+            panic!()
+        };
+        let expected_id = if id.starts_with('"') {
+            "\"ünïçode\"".to_string()
+        } else {
+            id.to_string()
+        };
+        assert!(line.contains(&format!("\"id\":{expected_id},")), "{line}");
+    }
+}
+
+#[test]
+fn tools_list_is_one_page_downgraded_per_revision() {
+    for version in LEGACY {
+        let mut h = Harness::new();
+        h.initialize(version);
+        let r = h.request(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}));
+        check_message(h.rev, &r, Some("ListToolsResult"));
+        let result = r["result"].as_object().unwrap();
+        assert_eq!(
+            result.keys().collect::<Vec<_>>(),
+            ["tools"],
+            "no nextCursor key"
+        );
+        let tools = result["tools"].as_array().unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["add", "stats", "series"]);
+        assert_eq!(
+            tools[0]["annotations"].is_object(),
+            version >= "2025-03-26",
+            "{version}"
+        );
+        assert_eq!(
+            tools[0].get("title").is_some(),
+            version >= "2025-06-18",
+            "{version}"
+        );
+        assert_eq!(
+            tools[1].get("outputSchema").is_some(),
+            version >= "2025-06-18",
+            "{version}"
+        );
+        assert_eq!(
+            tools[2].get("icons").is_some(),
+            version >= "2025-11-25",
+            "{version}"
+        );
+        if version >= "2025-06-18" {
+            assert_eq!(
+                tools[2]["outputSchema"]["type"], "object",
+                "array roots are wrapped"
+            );
+        }
+        for params in [json!({}), json!(null), json!({"cursor": null})] {
+            let r =
+                h.request(json!({"jsonrpc":"2.0","id":2,"method":"tools/list","params":params}));
+            assert!(r["result"]["tools"].is_array(), "{params}");
+        }
+        let r = h.request(
+            json!({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"page-2"}}),
+        );
+        assert_eq!(r["error"]["code"], -32602);
+        check_message(h.rev, &r, None);
+    }
+}
+
+#[test]
+fn tools_call_runs_a_job_and_answers_with_its_result() {
+    for version in LEGACY {
+        let mut h = Harness::new();
+        h.initialize(version);
+        let sent = h.send_value(json!({"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{
+            "name":"add","arguments":{"x":1.5,"y":2},"_meta":{"progressToken":12345678901234567890u128}}}));
+        assert!(sent.is_empty(), "the answer waits for R");
+        let job = h.jobs.pop().unwrap();
+        assert_eq!(job.tool, 0);
+        assert_eq!(Value::Object(job.arguments.clone()), json!({"x":1.5,"y":2}));
+        assert_eq!(
+            job.context.progress_token.as_deref(),
+            Some("12345678901234567890")
+        );
+        assert_eq!(job.context.revision.as_str(), version);
+        assert_eq!(
+            job.context.client_info.as_ref().unwrap()["name"],
+            "test-client"
+        );
+        assert_eq!(h.engine.pending_jobs(), 1);
+        let r = h.complete(job.id, Outcome::Done(text_result("3.5")));
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0]["id"], "c1");
+        assert_eq!(r[0]["result"]["content"][0]["text"], "3.5");
+        assert_eq!(r[0]["result"]["isError"], false);
+        check_message(h.rev, &r[0], Some("CallToolResult"));
+        assert_eq!(h.engine.pending_jobs(), 0);
+        // A late second outcome for the same job is ignored.
+        assert!(h
+            .complete(job.id, Outcome::Done(text_result("again")))
+            .is_empty());
+    }
+}
+
+#[test]
+fn tools_call_refuses_bad_requests() {
+    let mut h = Harness::new();
+    h.initialize("2025-11-25");
+    for params in [
+        json!(null),
+        json!({}),
+        json!({"name":["add"]}),
+        json!({"name":"add","arguments":[1,2]}),
+        json!({"name":"add","arguments":"x"}),
+    ] {
+        let r = h.request(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":params}));
+        assert_eq!(r["error"]["code"], -32602, "{params}");
+        check_message(h.rev, &r, None);
+    }
+    for name in ["nope", "", "ad", "ADD"] {
+        let r =
+            h.request(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":name}}));
+        assert_eq!(r["error"]["code"], -32602);
+        assert_eq!(r["error"]["message"], format!("Unknown tool: {name}"));
+    }
+    assert!(h.jobs.is_empty());
+}
+
+#[test]
+fn invalid_arguments_are_a_tool_error_the_model_can_read() {
+    let mut h = Harness::new();
+    h.initialize("2025-11-25");
+    let r = h.request(
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
+        "name":"add","arguments":{"x":"three","y":2}}}),
+    );
+    assert_eq!(r["result"]["isError"], true);
+    assert_eq!(
+        r["result"]["content"][0]["text"],
+        "Invalid arguments for tool \"add\": x: expected a number, got \"three\""
+    );
+    check_message(h.rev, &r, Some("CallToolResult"));
+    let r = h.request(
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
+        "name":"add","arguments":{"x":1,"val":2}}}),
+    );
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("missing required argument \"y\""), "{text}");
+    assert!(text.contains("unexpected argument \"val\""), "{text}");
+    assert!(h.jobs.is_empty(), "R never sees invalid arguments");
+}
+
+#[test]
+fn output_schemas_are_enforced() {
+    let mut h = Harness::new();
+    h.initialize("2025-11-25");
+    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stats"}}));
+    let job = h.jobs.pop().unwrap();
+    let r = h.complete(job.id, Outcome::Done(text_result("no structure")));
+    assert_eq!(r[0]["error"]["code"], -32603);
+    assert_eq!(r[0]["error"]["data"]["tool"], "stats");
+    check_message(h.rev, &r[0], None);
+
+    h.send_value(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"stats"}}));
+    let job = h.jobs.pop().unwrap();
+    let mut good = text_result(r#"{"mean":2.5}"#);
+    good.structured = raw(r#"{"mean":2.5}"#);
+    let r = h.complete(job.id, Outcome::Done(good));
+    assert_eq!(r[0]["result"]["structuredContent"], json!({"mean":2.5}));
+    check_message(h.rev, &r[0], Some("CallToolResult"));
+
+    // An error result needs no structured content.
+    h.send_value(json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"stats"}}));
+    let job = h.jobs.pop().unwrap();
+    let r = h.complete(job.id, Outcome::Done(ToolResult::error("failed")));
+    assert_eq!(r[0]["result"]["isError"], true);
+}
+
+#[test]
+fn array_results_are_wrapped_for_legacy_clients_and_bare_for_modern_ones() {
+    let mut h = Harness::new();
+    h.initialize("2025-06-18");
+    let mut series = text_result("[1,2,3]");
+    series.structured = raw("[1,2,3]");
+    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"series"}}));
+    let job = h.jobs.pop().unwrap();
+    let r = h.complete(job.id, Outcome::Done(series.clone()));
+    assert_eq!(
+        r[0]["result"]["structuredContent"],
+        json!({"result":[1,2,3]})
+    );
+    check_message(h.rev, &r[0], Some("CallToolResult"));
+
+    h.send_value(modern(2, "tools/call", json!({"name":"series"})));
+    let job = h.jobs.pop().unwrap();
+    let r = h.complete(job.id, Outcome::Done(series));
+    assert_eq!(r[0]["result"]["structuredContent"], json!([1, 2, 3]));
+    check_message(Revision::V2026_07_28, &r[0], Some("CallToolResult"));
+}
+
+#[test]
+fn new_content_types_are_refused_whole_for_old_revisions() {
+    let audio = ToolResult {
+        content: vec![Block {
+            content: Content::Audio {
+                data: "UklGRg==".into(),
+                mime_type: "audio/wav".into(),
+            },
+            annotations: None,
+            meta: None,
+        }],
+        structured: None,
+        is_error: false,
+        meta: None,
+    };
+    let mut h = Harness::new();
+    h.initialize("2024-11-05");
+    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
+    let job = h.jobs.pop().unwrap();
+    let r = h.complete(job.id, Outcome::Done(audio.clone()));
+    assert_eq!(r[0]["result"]["isError"], true);
+    check_message(h.rev, &r[0], Some("CallToolResult"));
+    let mut h = Harness::new();
+    h.initialize("2025-03-26");
+    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
+    let job = h.jobs.pop().unwrap();
+    let r = h.complete(job.id, Outcome::Done(audio));
+    assert_eq!(r[0]["result"]["content"][0]["type"], "audio");
+    check_message(h.rev, &r[0], Some("CallToolResult"));
+}
+
+#[test]
+fn timeouts_and_failures_are_reported() {
+    let mut h = Harness::new();
+    h.initialize("2025-11-25");
+    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
+    let job = h.jobs.pop().unwrap();
+    let r = h.complete(job.id, Outcome::TimedOut(Duration::from_millis(2500)));
+    assert_eq!(r[0]["result"]["isError"], true);
+    assert_eq!(
+        r[0]["result"]["content"][0]["text"],
+        "Tool \"add\" timed out after 2.5 seconds and was stopped."
+    );
+    h.send_value(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
+    let job = h.jobs.pop().unwrap();
+    let r = h.complete(job.id, Outcome::Failed("no R".into()));
+    assert_eq!(r[0]["error"]["code"], -32603);
+    check_message(h.rev, &r[0], None);
+}
+
+#[test]
+fn cancelling_a_call_silences_it() {
+    let mut h = Harness::new();
+    h.initialize("2025-11-25");
+    h.send_value(json!({"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
+    let job = h.jobs.pop().unwrap();
+    // Cancels for other ids are ignored.
+    h.send(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"other"}}"#,
+    );
+    h.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#);
+    assert!(h.cancels.is_empty());
+    h.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"user"}}"#);
+    assert_eq!(h.cancels, vec![job.id]);
+    // Even a result that raced the cancel is not sent.
+    assert!(h
+        .complete(job.id, Outcome::Done(text_result("late")))
+        .is_empty());
+    assert_eq!(h.engine.pending_jobs(), 0);
+    // The next call works normally.
+    h.send_value(json!({"jsonrpc":"2.0","id":"next","method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
+    let job = h.jobs.pop().unwrap();
+    assert_eq!(h.complete(job.id, Outcome::Cancelled).len(), 0);
+}
+
+#[test]
+fn modern_requests_are_served_without_a_handshake() {
+    let mut h = Harness::new();
+    let r = h.request(modern(1, "server/discover", json!({})));
+    let result = &r["result"];
+    assert_eq!(result["supportedVersions"], json!([MODERN]));
+    assert_eq!(
+        result["capabilities"]["tools"],
+        json!({"listChanged": false})
+    );
+    assert_eq!(result["instructions"], "Use add to add.");
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["cacheScope"], "public");
+    assert!(result["ttlMs"].as_u64().is_some());
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "test-server"
+    );
+    check_message(Revision::V2026_07_28, &r, Some("DiscoverResult"));
+
+    let r = h.request(modern(2, "tools/list", json!({})));
+    assert_eq!(r["result"]["resultType"], "complete");
+    assert_eq!(r["result"]["cacheScope"], "public");
+    assert!(r["result"].get("nextCursor").is_none());
+    assert!(r["result"]["tools"][2].get("execution").is_none());
+    check_message(Revision::V2026_07_28, &r, Some("ListToolsResult"));
+
+    h.send_value(modern(
+        3,
+        "tools/call",
+        json!({"name":"add","arguments":{"x":1,"y":2}}),
+    ));
+    let job = h.jobs.pop().unwrap();
+    assert_eq!(job.context.revision, Revision::V2026_07_28);
+    assert_eq!(
+        job.context.client_info.as_ref().unwrap()["name"],
+        "modern-client"
+    );
+    assert!(job
+        .context
+        .meta
+        .as_ref()
+        .unwrap()
+        .contains_key("io.modelcontextprotocol/protocolVersion"));
+    let r = h.complete(job.id, Outcome::Done(text_result("3")));
+    assert_eq!(r[0]["result"]["resultType"], "complete");
+    assert_eq!(
+        r[0]["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["version"],
+        "1.2.3"
+    );
+    check_message(Revision::V2026_07_28, &r[0], Some("CallToolResult"));
+
+    let r = h.request(modern(
+        4,
+        "tools/call",
+        json!({"name":"add","arguments":{"x":"a","y":2}}),
+    ));
+    assert_eq!(r["result"]["isError"], true);
+    assert_eq!(r["result"]["resultType"], "complete");
+    check_message(Revision::V2026_07_28, &r, Some("CallToolResult"));
+}
+
+#[test]
+fn modern_envelope_errors() {
+    let mut h = Harness::new();
+    let mut no_caps = modern(1, "tools/list", json!({}));
+    no_caps["params"]["_meta"]
+        .as_object_mut()
+        .unwrap()
+        .remove("io.modelcontextprotocol/clientCapabilities");
+    let r = h.request(no_caps);
+    assert_eq!(r["error"]["code"], -32602);
+    check_message(Revision::V2026_07_28, &r, None);
+
+    let mut future = modern(2, "server/discover", json!({}));
+    future["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let r = h.request(future);
+    assert_eq!(r["error"]["code"], -32022);
+    assert_eq!(r["error"]["data"]["requested"], "2099-01-01");
+    let supported = r["error"]["data"]["supported"].as_array().unwrap();
+    assert_eq!(supported[0], MODERN);
+    assert!(
+        supported.contains(&json!("2025-11-25")),
+        "lets a dual-era client fall back"
+    );
+    check_message(Revision::V2026_07_28, &r, None);
+    common::assert_valid(Revision::V2026_07_28, "UnsupportedProtocolVersionError", &r);
+
+    // A modern-looking envelope naming a legacy revision is not a modern request.
+    let mut legacy_in_meta = modern(3, "tools/list", json!({}));
+    legacy_in_meta["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] =
+        json!("2025-11-25");
+    assert_eq!(h.request(legacy_in_meta)["error"]["code"], -32022);
+
+    for method in ["ping", "logging/setLevel", "resources/subscribe"] {
+        let r = h.request(modern(4, method, json!({})));
+        assert_eq!(r["error"]["code"], -32601, "{method}");
+    }
+    let r = h.request(modern(5, "prompts/list", json!({})));
+    assert_eq!(r["error"]["code"], -32601);
+    let mut bad_level = modern(6, "tools/list", json!({}));
+    bad_level["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = json!("loud");
+    assert_eq!(h.request(bad_level)["error"]["code"], -32602);
+}
+
+#[test]
+fn both_eras_share_one_process() {
+    let mut h = Harness::new();
+    // A dual-era client probes first, then falls back to initialize.
+    assert!(h.request(modern(1, "server/discover", json!({})))["result"].is_object());
+    h.initialize("2025-06-18");
+    let legacy = h.request(json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}));
+    assert!(legacy["result"].get("resultType").is_none());
+    let modern_list = h.request(modern(3, "tools/list", json!({})));
+    assert_eq!(modern_list["result"]["resultType"], "complete");
+    // Initialize may even arrive enveloped: it is still a handshake.
+    let mut init = json!({"jsonrpc":"2.0","id":4,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}});
+    init["params"]["_meta"] = meta();
+    assert_eq!(h.request(init)["result"]["protocolVersion"], "2025-11-25");
+}
+
+#[test]
+fn batches_belong_to_2025_03_26() {
+    let mut h = Harness::new();
+    h.initialize("2025-03-26");
+    let r = h.send(
+        r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]"#,
+    );
+    assert_eq!(r.len(), 1);
+    let items = r[0].as_array().unwrap();
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0]["id"], 1);
+    assert_eq!(items[1]["id"], 2);
+    common::assert_valid(Revision::V2025_03_26, "JSONRPCBatchResponse", &r[0]);
+
+    assert!(h
+        .send(r#"[{"jsonrpc":"2.0","method":"notifications/x"}]"#)
+        .is_empty());
+    let r = h.send("[]");
+    assert_eq!(r[0]["error"]["code"], -32600);
+
+    // A batch holding a tool call is answered when the call finishes.
+    let r = h.send(
+        r#"[{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":2}}},{"jsonrpc":"2.0","id":"b","method":"ping"},5]"#,
+    );
+    assert!(r.is_empty());
+    let job = h.jobs.pop().unwrap();
+    let r = h.complete(job.id, Outcome::Done(text_result("3")));
+    let items = r[0].as_array().unwrap();
+    assert_eq!(items.len(), 3);
+    assert!(items
+        .iter()
+        .any(|m| m["id"] == "a" && m["result"]["content"][0]["text"] == "3"));
+    assert!(items.iter().any(|m| m["id"] == "b"));
+    assert!(items.iter().any(|m| m["error"]["code"] == -32600));
+
+    let r = h.send(r#"[{"jsonrpc":"2.0","id":9,"method":"initialize","params":{}}]"#);
+    assert_eq!(
+        r[0][0]["error"]["code"], -32600,
+        "initialize is never batched"
+    );
+
+    let mut h = Harness::new();
+    h.initialize("2025-06-18");
+    let r = h.send(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+    assert_eq!(r[0]["error"]["code"], -32600);
+}
+
+#[test]
+fn subscriptions_are_acknowledged_and_closed_at_eof() {
+    let mut h = Harness::new();
+    let r = h.send_value(modern(
+        7,
+        "subscriptions/listen",
+        json!({"notifications":{"toolsListChanged":true}}),
+    ));
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0]["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        r[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        7
+    );
+    check_message(
+        Revision::V2026_07_28,
+        &r[0],
+        Some("SubscriptionsAcknowledgedNotification"),
+    );
+    let mut out = Vec::new();
+    h.engine.on_eof(&mut out);
+    let r = h.collect(out);
+    assert_eq!(r[0]["id"], 7);
+    assert_eq!(
+        r[0]["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        7
+    );
+    check_message(
+        Revision::V2026_07_28,
+        &r[0],
+        Some("SubscriptionsListenResult"),
+    );
+
+    // A cancelled stream ends silently.
+    h.send_value(modern(
+        8,
+        "subscriptions/listen",
+        json!({"notifications":{}}),
+    ));
+    h.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}"#);
+    let mut out = Vec::new();
+    h.engine.on_eof(&mut out);
+    assert!(out.is_empty());
+}
+
+#[test]
+fn oversized_lines_are_answered_with_their_id() {
+    let mut h = Harness::new();
+    let mut out = Vec::new();
+    h.engine.on_oversized(
+        br#"{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"#,
+        99_999_999,
+        &mut out,
+    );
+    let r = h.collect(out);
+    assert_eq!(r[0]["id"], 77);
+    assert_eq!(r[0]["error"]["code"], -32600);
+    assert!(r[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("99999999 bytes"));
+}

@@ -1,0 +1,5 @@
+use extendr_api::prelude::*;
+
+extendr_module! {
+    mod mcpserver;
+}
