@@ -1,5 +1,26 @@
+//! The R bindings of mcpserver (extendr). The protocol engine lives in the
+//! `mcp-core` crate; this crate converts between R and JSON, checks tool
+//! definitions, and runs tool handlers on R's main thread.
+
 use extendr_api::prelude::*;
+
+mod check;
+mod content;
+mod from_json;
+mod json;
+mod result;
+mod rvalue;
+mod server;
+mod to_json;
+mod tool;
+mod types;
 
 extendr_module! {
     mod mcpserver;
+    use content;
+    use json;
+    use result;
+    use server;
+    use tool;
+    use types;
 }

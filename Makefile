@@ -1,0 +1,44 @@
+# The project's commands. See README.md.
+R_LIB := .lib
+export MCPSERVER_KEEP_TARGET := 1
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+.PHONY: all deps install wrappers document demo test check vendor bench clean
+
+all: install
+
+## Install R, the R packages the tests use, and check for Rust.
+deps:
+	@tools/install-deps.sh
+
+## Build and install the package into ./.lib (kept out of your library).
+install: deps
+	@mkdir -p $(R_LIB)
+	R CMD INSTALL --no-test-load -l $(R_LIB) .
+
+## Regenerate R/extendr-wrappers.R from the built library.
+wrappers: install
+	Rscript tools/make-wrappers.R $(R_LIB)
+
+## Regenerate the wrappers, NAMESPACE and man/ pages.
+document: wrappers
+	Rscript -e 'roxygen2::roxygenise(load_code = roxygen2::load_source)'
+
+## Install everything and run the example server with a real client.
+demo: install
+	@Rscript tools/demo.R $(R_LIB)
+
+## Every test: Rust, generated files, R and end-to-end. Ends "N passed, N failed".
+test: deps
+	@tools/run-tests.sh
+
+## R CMD build + R CMD check (no errors or warnings allowed).
+check: deps vendor
+	@tools/check.sh
+
+## Vendor the Rust dependencies into src/rust/vendor.tar.xz (for release tarballs).
+vendor:
+	@tools/vendor.sh
+
+clean:
+	rm -rf $(R_LIB) .cache src/rust/target src/rust/vendor.tar.xz src/rust/vendor-config.toml mcpserver.Rcheck mcpserver_*.tar.gz

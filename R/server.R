@@ -1,0 +1,160 @@
+#' Serve tools to an MCP client over stdin and stdout
+#'
+#' Runs a Model Context Protocol server for `tools` on the process's
+#' standard input and output until the client closes its end (stdin reaches
+#' its end), then returns. Clients start it as a command, typically
+#' `Rscript /absolute/path/to/server.R`; it also runs in an interactive
+#' session, where Ctrl-C stops it and returns to the prompt.
+#'
+#' The server speaks every protocol revision from 2024-11-05 to 2026-07-28
+#' on one process: clients that open with `initialize` and clients of the
+#' stateless 2026-07-28 revision alike. While a tool runs in R, the server
+#' keeps answering `ping`, `tools/list`, `server/discover` and cancellations
+#' from its own threads.
+#'
+#' While serving, the protocol uses private copies of stdin and stdout:
+#' anything R code, C code or child processes print goes to stderr, and
+#' nothing can read the client's messages from stdin. Both are restored when
+#' the server stops.
+#'
+#' Set the environment variable `MCPSERVER_TRACE=1` to log every message the
+#' server reads and writes, with timings, to stderr.
+#'
+#' @param tools A tool made with [tool()], or a list of them. `ellmer`
+#'   tool definitions are accepted too.
+#' @param instructions Guidance for the model on using the server, sent to
+#'   clients of every revision, or `NULL`.
+#' @param ... Not used; named options go after it.
+#' @param name The server's name for clients (`serverInfo.name`). Defaults
+#'   to the name of the script that calls `mcp_server()` (or of its folder,
+#'   for a generic name such as `server.R`).
+#' @param version The server's version (`serverInfo.version`).
+#' @param title A human-readable name for clients to display, or `NULL`.
+#' @param timeout A limit in seconds for each tool call, or `NULL` for none.
+#'   A tool's own `timeout` takes precedence.
+#' @param max_message_size The longest incoming message accepted, in bytes.
+#'   A longer one is answered with an error and skipped; the server goes on.
+#' @return `NULL`, invisibly, once the client disconnects (or Ctrl-C).
+#' @examples
+#' add <- function(x, y) x + y
+#' add <- tool(add, "Add two numbers",
+#'   arguments = list(x = type_number(), y = type_number())
+#' )
+#' if (FALSE) {
+#'   # In server.R, started by a client as `Rscript server.R`:
+#'   mcp_server(list(add), instructions = "Use add for arithmetic.")
+#' }
+#' @export
+mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
+                       version = "1.0.0", title = NULL, timeout = NULL,
+                       max_message_size = 32 * 1024^2) {
+  if (missing(tools)) abort("`tools` is required.")
+  if (...length() > 0) {
+    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout` or `max_message_size`.")
+  }
+  if (!is.null(instructions) && !is_string(instructions)) {
+    abort("`instructions` must be NULL or a single string.")
+  }
+  name <- name %||% default_server_name()
+  check_server_options(name, version, title, timeout, max_message_size)
+  tools <- collect_tools(tools)
+  specs <- lapply(tools, tool_spec)
+  server <- rust(server_start_(
+    specs, name, version, title, instructions, max_message_size, timeout
+  ))
+  on.exit(server$stop(), add = TRUE)
+  if (interactive()) {
+    message(sprintf("Serving %d tool(s) on stdin/stdout; press Ctrl-C to stop.", length(tools)))
+  }
+  status <- serve(server, tools)
+  if (identical(status, "interrupted")) message("mcp_server() stopped by an interrupt.")
+  invisible(NULL)
+}
+
+check_server_options <- function(name, version, title, timeout, max_message_size) {
+  if (!is_string(name) || !nzchar(name)) abort("`name` must be a non-empty string.")
+  if (!is_string(version) || !nzchar(version)) abort("`version` must be a non-empty string.")
+  if (!is.null(title) && !is_string(title)) abort("`title` must be NULL or a single string.")
+  positive <- function(x) is.numeric(x) && length(x) == 1L && !is.na(x) && is.finite(x) && x > 0
+  if (!is.null(timeout) && !positive(timeout)) {
+    abort("`timeout` must be NULL or a positive number of seconds.")
+  }
+  if (!positive(max_message_size) || max_message_size < 1024) {
+    abort("`max_message_size` must be a number of bytes, at least 1024.")
+  }
+}
+
+collect_tools <- function(tools) {
+  if (is_tool(tools) || is_ellmer_tool(tools)) tools <- list(tools)
+  bad <- paste(
+    "`tools` must be a mcpserver::tool() definition or a list of mcpserver::tool() definitions.",
+    "Compatible ellmer::tool() objects are also accepted when supplied directly."
+  )
+  if (!is.list(tools) || is.object(tools)) abort(bad)
+  lapply(unname(tools), function(t) {
+    if (is_tool(t)) t else if (is_ellmer_tool(t)) tool_from_ellmer(t) else abort(bad)
+  })
+}
+
+# The script a client started (`Rscript server.R`), if any.
+script_path <- function() {
+  file <- grep("^--file=", commandArgs(FALSE), value = TRUE)
+  if (length(file) == 0) return(NULL)
+  sub("^--file=", "", file[[1]])
+}
+
+# A name for a user's server: its script's name, or its folder's name when
+# the script has a generic name such as `server.R`.
+default_server_name <- function() {
+  file <- script_path()
+  if (is.null(file)) return("r-mcp-server")
+  stem <- sub("\\.[Rr]$", "", basename(file))
+  generic <- c("server", "mcp", "main", "app", "run", "index", "mcp-server", "mcp_server")
+  if (tolower(stem) %in% generic) {
+    folder <- basename(dirname(normalizePath(file, mustWork = FALSE)))
+    if (nzchar(folder) && !folder %in% c(".", "/")) return(folder)
+  }
+  stem
+}
+
+# The R side of the server loop: wait for a call, run it, hand back the
+# outcome. Interrupts the server sent for a call that has already ended are
+# recognised and ignored; any other interrupt (Ctrl-C) stops serving.
+serve <- function(server, tools) {
+  repeat {
+    status <- tryCatch(
+      serve_next(server, tools),
+      interrupt = function(e) if (server$interrupt_was_ours()) "continue" else "interrupted"
+    )
+    if (!identical(status, "continue")) return(status)
+  }
+}
+
+serve_next <- function(server, tools) {
+  job <- server$poll(1000L)
+  if (is.null(job)) return("continue")
+  if (is.character(job)) return(job)
+  outcome <- run_job(server, job, tools[[job$tool]])
+  if (identical(outcome, "user")) "interrupted" else "continue"
+}
+
+run_job <- function(server, job, handler) {
+  tryCatch(
+    {
+      value <- withCallingHandlers(
+        do.call(handler, job$arguments),
+        warning = function(w) {
+          message("Warning in tool call: ", conditionMessage(w))
+          invokeRestart("muffleWarning")
+        }
+      )
+      server$complete_value(job$id, job$tool, from_ellmer_value(value))
+      "done"
+    },
+    error = function(e) {
+      server$complete_error(job$id, conditionMessage(e))
+      "error"
+    },
+    interrupt = function(e) server$complete_interrupted(job$id)
+  )
+}

@@ -1,0 +1,166 @@
+#' Define an MCP tool from an R function
+#'
+#' `tool()` marks an R function as a tool that [mcp_server()] serves. It has
+#' the signature of mcplite's `tool()`, so mcplite server scripts run
+#' unchanged, plus a few arguments of its own after `output_schema`.
+#' Everything is checked here, when the tool is defined: a bad definition is
+#' an error now, never a broken `tools/list` later.
+#'
+#' @param fun The function to call. Its arguments receive the tool's
+#'   arguments by exact name (R's partial matching never applies).
+#' @param description What the tool does, for the model. Required.
+#' @param ... Not used; an error if supplied (argument schemas go in
+#'   `arguments`).
+#' @param arguments A named list of [type helpers][tool-types], one per
+#'   argument of `fun` the client may supply. Each name must be an argument
+#'   of `fun` (unless `fun` takes `...`). [type_ignore()] entries are left
+#'   out of the schema.
+#' @param name The tool's name: 1 to 128 characters of letters, digits, `_`,
+#'   `.` and `-`. Defaults to the name of the variable passed as `fun`. Names
+#'   longer than 64 characters draw a warning: clients prefix tool names and
+#'   some reject the result.
+#' @param annotations Hints for clients about the tool's behaviour, from
+#'   [tool_annotations()] or a named list in the protocol's camelCase form
+#'   (`list(readOnlyHint = TRUE)`).
+#' @param output_schema A [type helper][tool-types] describing structured
+#'   results, or `NULL`. A tool with an output schema that returns a plain R
+#'   value (a named list, or a data frame for an array schema) sends it as
+#'   structured content plus a JSON text copy; results are checked against
+#'   the schema before they are sent.
+#' @param title A human-readable title for clients to display, or `NULL`.
+#' @param icons Icons for clients to display: a list of lists with `src`
+#'   (a URL or data URI) and optionally `mime_type`, `sizes` and `theme`.
+#' @param meta A named list sent as the tool's `_meta`, or `NULL`.
+#' @param timeout A limit in seconds for one call of this tool, or `NULL`
+#'   for the server's default (see [mcp_server()]). A call that runs longer is
+#'   interrupted and answered with a tool error.
+#' @param convert If `TRUE` (the default) arguments are converted by their
+#'   declared types (arrays of numbers become numeric vectors, and so on).
+#'   If `FALSE` they keep mcplite's raw shapes (every array a list).
+#' @return `fun`, still an ordinary callable function, with class
+#'   `mcpserver_tool` and its definition in the attribute `mcpserver_tool`.
+#' @seealso [tool_definition()] to see what clients receive.
+#' @examples
+#' add <- function(x, y) x + y
+#' add_tool <- tool(add, "Add two numbers",
+#'   arguments = list(x = type_number(), y = type_number()),
+#'   annotations = tool_annotations(read_only_hint = TRUE)
+#' )
+#' add_tool(1, 2)
+#' add_tool
+#' @export
+tool <- function(fun, description, ..., arguments = list(), name = NULL,
+                 annotations = list(), output_schema = NULL, title = NULL,
+                 icons = NULL, meta = NULL, timeout = NULL, convert = TRUE) {
+  if (is.null(name)) {
+    fun_expr <- substitute(fun)
+    if (is.symbol(fun_expr)) name <- as.character(fun_expr)
+  }
+  if (is.list(arguments)) arguments <- lapply(arguments, as_mcp_type)
+  output_schema <- as_mcp_type(output_schema)
+  formals_of_fun <- if (is.function(fun)) names(formals(args(fun)) %||% formals(fun)) else NULL
+  checked <- rust(check_tool_(
+    fun, description, ...length(), name, arguments, annotations,
+    output_schema, title, icons, meta, timeout, convert,
+    as.character(formals_of_fun)
+  ))
+  if (!is.null(checked$warning)) warning(checked$warning, call. = FALSE)
+  spec <- list(
+    name = name,
+    description = description,
+    arguments = arguments[checked$keep],
+    annotations = checked$annotations,
+    output_schema = output_schema,
+    title = title,
+    icons = icons,
+    meta = meta,
+    timeout = timeout,
+    convert = convert
+  )
+  attr(fun, "mcpserver_tool") <- spec
+  class(fun) <- unique(c("mcpserver_tool", setdiff(class(fun), "mcpserver_tool")))
+  fun
+}
+
+is_tool <- function(x) is.function(x) && inherits(x, "mcpserver_tool")
+
+tool_spec <- function(x) attr(x, "mcpserver_tool", exact = TRUE)
+
+#' Tool annotations
+#'
+#' Hints that tell clients how a tool behaves, with the argument names
+#' ellmer uses. The protocol treats them as hints from an untrusted server:
+#' clients may show them or use them to ask before running a tool.
+#'
+#' @param title A human-readable title for the tool.
+#' @param read_only_hint `TRUE` if the tool does not change its environment.
+#' @param destructive_hint `TRUE` if the tool may destroy or overwrite data
+#'   (meaningful when it is not read-only).
+#' @param idempotent_hint `TRUE` if calling it again with the same arguments
+#'   has no further effect.
+#' @param open_world_hint `TRUE` if it reaches outside systems (the web, a
+#'   database) rather than a closed set of data.
+#' @param ... Further annotations, named as they should appear on the wire.
+#' @return A named list in the protocol's form (`readOnlyHint`, ...), for
+#'   [tool()]'s `annotations`.
+#' @examples
+#' tool_annotations(title = "Read a file", read_only_hint = TRUE)
+#' @export
+tool_annotations <- function(title = NULL, read_only_hint = NULL,
+                             destructive_hint = NULL, idempotent_hint = NULL,
+                             open_world_hint = NULL, ...) {
+  given <- list(
+    title = title, read_only_hint = read_only_hint,
+    destructive_hint = destructive_hint, idempotent_hint = idempotent_hint,
+    open_world_hint = open_world_hint
+  )
+  given <- c(given[!vapply(given, is.null, logical(1))], list(...))
+  rust(normalize_annotations_(given))
+}
+
+#' The definition a client receives for a tool
+#'
+#' Shows the exact JSON object that `tools/list` sends for `x` to a client
+#' speaking `protocol_version`. Fields a revision does not know are left out
+#' (for example `title` and `outputSchema` before 2025-06-18).
+#'
+#' @param x A tool made with [tool()].
+#' @param protocol_version One of the protocol revisions the server speaks:
+#'   `"2024-11-05"`, `"2025-03-26"`, `"2025-06-18"`, `"2025-11-25"` or
+#'   `"2026-07-28"`.
+#' @param pretty Indent the JSON for reading.
+#' @return The JSON text, with class `mcpserver_json` (it prints as is).
+#' @examples
+#' add <- function(x, y) x + y
+#' add <- tool(add, "Add two numbers",
+#'   arguments = list(x = type_number(), y = type_number())
+#' )
+#' tool_definition(add)
+#' tool_definition(add, "2024-11-05", pretty = FALSE)
+#' @export
+tool_definition <- function(x, protocol_version = "2026-07-28", pretty = TRUE) {
+  x <- as_tool(x)
+  new_json(rust(tool_definition_(tool_spec(x), protocol_version, pretty)))
+}
+
+as_tool <- function(x) {
+  if (is_tool(x)) return(x)
+  if (is_ellmer_tool(x)) return(tool_from_ellmer(x))
+  abort("`x` must be a tool made with `tool()`.")
+}
+
+#' @export
+format.mcpserver_tool <- function(x, ...) {
+  spec <- tool_spec(x)
+  args <- names(spec$arguments)
+  c(
+    sprintf("<mcpserver_tool> %s(%s)", spec$name, paste(args, collapse = ", ")),
+    paste0("  ", spec$description)
+  )
+}
+
+#' @export
+print.mcpserver_tool <- function(x, ...) {
+  cat(format(x), sep = "\n")
+  invisible(x)
+}

@@ -1,0 +1,259 @@
+//! JSON values to R values, in one pass.
+//!
+//! Two modes. *Raw* keeps mcplite's shapes: arrays become lists and numbers
+//! that fit become integers. *Shaped* follows the tool's declared types:
+//! `type_number()` gives a double even for `3`, `type_integer()` an integer,
+//! and an array of a scalar type an atomic vector (`sum(x)` just works).
+
+use extendr_ffi::{
+    cetype_t, R_NaInt, R_NaReal, R_NaString, R_NamesSymbol, R_NilValue, Rf_allocVector, Rf_mkCharLenCE,
+    Rf_protect, Rf_setAttrib, Rf_unprotect, INTEGER, LOGICAL, REAL, SET_STRING_ELT, SET_VECTOR_ELT, SEXP, SEXPTYPE,
+};
+use serde_json::{Map, Value};
+
+/// How a JSON value of a declared type becomes an R value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    /// mcplite's shapes (arrays as lists); for `type_from_schema()` parts
+    /// and tools with `convert = FALSE`.
+    Raw,
+    Number,
+    Integer,
+    String,
+    Boolean,
+    Array(Box<Shape>),
+    Object(Vec<(String, Shape)>),
+}
+
+impl Shape {
+    fn property(&self, name: &str) -> &Shape {
+        match self {
+            Shape::Object(props) => props.iter().find(|(n, _)| n == name).map_or(&Shape::Raw, |(_, s)| s),
+            _ => &Shape::Raw,
+        }
+    }
+
+    fn is_scalar(&self) -> bool {
+        matches!(self, Shape::Number | Shape::Integer | Shape::String | Shape::Boolean)
+    }
+}
+
+/// Checks that every value fits its R type (integers within R's range)
+/// before anything is built, so building cannot fail half-way.
+pub fn check(value: &Value, shape: &Shape, path: &mut String) -> Result<(), String> {
+    match (shape, value) {
+        (Shape::Integer, Value::Number(n)) => {
+            let fits = match (n.as_i64(), n.as_f64()) {
+                (Some(i), _) => i > i32::MIN as i64 && i <= i32::MAX as i64,
+                (None, Some(f)) => f.fract() == 0.0 && f > i32::MIN as f64 && f <= i32::MAX as f64,
+                _ => false,
+            };
+            if fits {
+                Ok(())
+            } else {
+                Err(format!("{path}: {n} does not fit in an R integer"))
+            }
+        }
+        (Shape::Array(item), Value::Array(items)) => {
+            for (i, v) in items.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                check(v, item, path)?;
+                path.truncate(len);
+            }
+            Ok(())
+        }
+        (Shape::Object(_), Value::Object(map)) => {
+            for (k, v) in map {
+                let len = path.len();
+                path.push('.');
+                path.push_str(k);
+                check(v, shape.property(k), path)?;
+                path.truncate(len);
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The named list of arguments for a tool call: each declared argument by
+/// its shape, anything else raw; `null` arguments are left out so the R
+/// default applies.
+///
+/// # Safety
+/// R's main thread only. The result is unprotected.
+pub unsafe fn arguments(args: &Map<String, Value>, shapes: &[(String, Shape)]) -> SEXP {
+    let present: Vec<(&String, &Value)> = args.iter().filter(|(_, v)| !v.is_null()).collect();
+    let list = Rf_protect(Rf_allocVector(SEXPTYPE::VECSXP, present.len() as isize));
+    let names = Rf_protect(Rf_allocVector(SEXPTYPE::STRSXP, present.len() as isize));
+    for (i, (name, value)) in present.iter().enumerate() {
+        SET_STRING_ELT(names, i as isize, mk_char(name));
+        let shape = shapes.iter().find(|(n, _)| n == *name).map_or(&Shape::Raw, |(_, s)| s);
+        SET_VECTOR_ELT(list, i as isize, build(value, shape));
+    }
+    Rf_setAttrib(list, R_NamesSymbol, names);
+    Rf_unprotect(2);
+    list
+}
+
+/// Builds one R value.
+///
+/// # Safety
+/// R's main thread only; `check` must have passed. The result is unprotected.
+pub unsafe fn build(value: &Value, shape: &Shape) -> SEXP {
+    match (shape, value) {
+        (Shape::Number, Value::Number(n)) => real(n.as_f64().unwrap_or(f64::NAN)),
+        (Shape::Integer, Value::Number(n)) => integer(n.as_f64().unwrap_or(0.0) as i32),
+        (Shape::Array(item), Value::Array(items)) if item.is_scalar() => {
+            atomic_vector(items, item).unwrap_or_else(|| list(items, item))
+        }
+        (Shape::Array(item), Value::Array(items)) => list(items, item),
+        (Shape::Object(_), Value::Object(map)) => object(map, shape),
+        _ => raw(value),
+    }
+}
+
+/// mcplite's mapping.
+unsafe fn raw(value: &Value) -> SEXP {
+    match value {
+        Value::Null => R_NilValue,
+        Value::Bool(b) => logical(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) if i > i32::MIN as i64 && i <= i32::MAX as i64 => integer(i as i32),
+            _ => real(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => string(s),
+        Value::Array(items) => list(items, &Shape::Raw),
+        Value::Object(map) => object(map, &Shape::Raw),
+    }
+}
+
+unsafe fn list(items: &[Value], item: &Shape) -> SEXP {
+    let out = Rf_protect(Rf_allocVector(SEXPTYPE::VECSXP, items.len() as isize));
+    for (i, v) in items.iter().enumerate() {
+        SET_VECTOR_ELT(out, i as isize, build(v, item));
+    }
+    Rf_unprotect(1);
+    out
+}
+
+unsafe fn object(map: &Map<String, Value>, shape: &Shape) -> SEXP {
+    let out = Rf_protect(Rf_allocVector(SEXPTYPE::VECSXP, map.len() as isize));
+    let names = Rf_protect(Rf_allocVector(SEXPTYPE::STRSXP, map.len() as isize));
+    for (i, (k, v)) in map.iter().enumerate() {
+        SET_STRING_ELT(names, i as isize, mk_char(k));
+        SET_VECTOR_ELT(out, i as isize, build(v, shape.property(k)));
+    }
+    // An empty object keeps `names = character(0)`, which tells it from `[]`.
+    Rf_setAttrib(out, R_NamesSymbol, names);
+    Rf_unprotect(2);
+    out
+}
+
+/// An atomic vector from an array of scalars (`null` becomes `NA`); `None`
+/// if some element is not of the item type.
+unsafe fn atomic_vector(items: &[Value], item: &Shape) -> Option<SEXP> {
+    let n = items.len() as isize;
+    let fits = items.iter().all(|v| match (item, v) {
+        (_, Value::Null) => true,
+        (Shape::Number | Shape::Integer, Value::Number(_)) => true,
+        (Shape::String, Value::String(_)) => true,
+        (Shape::Boolean, Value::Bool(_)) => true,
+        _ => false,
+    });
+    if !fits {
+        return None;
+    }
+    Some(match item {
+        Shape::Number => {
+            let out = Rf_allocVector(SEXPTYPE::REALSXP, n);
+            let data = std::slice::from_raw_parts_mut(REAL(out), items.len());
+            for (slot, v) in data.iter_mut().zip(items) {
+                *slot = v.as_f64().unwrap_or(R_NaReal);
+            }
+            out
+        }
+        Shape::Integer => {
+            let out = Rf_allocVector(SEXPTYPE::INTSXP, n);
+            let data = std::slice::from_raw_parts_mut(INTEGER(out), items.len());
+            for (slot, v) in data.iter_mut().zip(items) {
+                *slot = v.as_f64().map_or(R_NaInt, |f| f as i32);
+            }
+            out
+        }
+        Shape::Boolean => {
+            let out = Rf_allocVector(SEXPTYPE::LGLSXP, n);
+            let data = std::slice::from_raw_parts_mut(LOGICAL(out), items.len());
+            for (slot, v) in data.iter_mut().zip(items) {
+                *slot = v.as_bool().map_or(R_NaInt, i32::from);
+            }
+            out
+        }
+        _ => {
+            let out = Rf_protect(Rf_allocVector(SEXPTYPE::STRSXP, n));
+            for (i, v) in items.iter().enumerate() {
+                let c = v.as_str().map_or(R_NaString, |s| mk_char(s));
+                SET_STRING_ELT(out, i as isize, c);
+            }
+            Rf_unprotect(1);
+            out
+        }
+    })
+}
+
+unsafe fn mk_char(s: &str) -> SEXP {
+    Rf_mkCharLenCE(s.as_ptr() as *const _, s.len() as i32, cetype_t::CE_UTF8)
+}
+
+unsafe fn string(s: &str) -> SEXP {
+    let out = Rf_protect(Rf_allocVector(SEXPTYPE::STRSXP, 1));
+    SET_STRING_ELT(out, 0, mk_char(s));
+    Rf_unprotect(1);
+    out
+}
+
+unsafe fn real(x: f64) -> SEXP {
+    let out = Rf_allocVector(SEXPTYPE::REALSXP, 1);
+    *REAL(out) = x;
+    out
+}
+
+unsafe fn integer(x: i32) -> SEXP {
+    let out = Rf_allocVector(SEXPTYPE::INTSXP, 1);
+    *INTEGER(out) = x;
+    out
+}
+
+unsafe fn logical(x: bool) -> SEXP {
+    let out = Rf_allocVector(SEXPTYPE::LGLSXP, 1);
+    *LOGICAL(out) = i32::from(x);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn checked(value: Value, shape: Shape) -> Result<(), String> {
+        check(&value, &shape, &mut "x".to_string())
+    }
+
+    #[test]
+    fn integers_must_fit_in_r() {
+        assert!(checked(json!(5), Shape::Integer).is_ok());
+        assert!(checked(json!(5.0), Shape::Integer).is_ok());
+        assert!(checked(json!(2147483647), Shape::Integer).is_ok());
+        assert_eq!(
+            checked(json!(3000000000u64), Shape::Integer).unwrap_err(),
+            "x: 3000000000 does not fit in an R integer"
+        );
+        assert!(checked(json!(-2147483648i64), Shape::Integer).is_err(), "that is NA_integer_");
+        let nested = Shape::Object(vec![("n".into(), Shape::Array(Box::new(Shape::Integer)))]);
+        assert_eq!(
+            checked(json!({"n":[1, 2, 1e10]}), nested).unwrap_err(),
+            "x.n[2]: 10000000000.0 does not fit in an R integer"
+        );
+    }
+}

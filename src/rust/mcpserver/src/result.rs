@@ -1,0 +1,189 @@
+//! Tool results: the checks `tool_result()` runs, and turning whatever a
+//! tool returned into the result the protocol engine sends.
+
+use crate::check::{self, is_flag, is_json_object};
+use crate::content::{read_block, read_meta};
+use crate::rvalue::RValue;
+use crate::to_json;
+use crate::types::{element, field};
+use extendr_api::prelude::*;
+use extendr_ffi::SEXPTYPE;
+use mcp_core::result::{Block, ToolResult};
+use serde_json::value::RawValue;
+
+const CONTENT_REQUIRED: &str = "`content` must contain at least one block created by a `content_*()` constructor.";
+const CONTENT_BLOCKS: &str = "`content` must contain blocks created by `content_*()` constructors.";
+const STRUCTURED_OBJECT: &str = "`structured_content` must be a named JSON object.";
+const RESULT_FIELDS: [&str; 4] = ["content", "structured_content", "is_error", "meta"];
+
+fn is_block(x: RValue) -> bool {
+    x.kind() == SEXPTYPE::VECSXP && x.inherits("mcpserver_content")
+}
+
+/// Checks `tool_result()` arguments in mcplite's order. `content` is `NULL`
+/// when it was not supplied. Returns the list of blocks to store (a single
+/// block wrapped) or the error.
+/// @noRd
+#[extendr]
+fn check_tool_result_(content: Robj, content_missing: bool, structured_content: Robj, is_error: Robj, meta: Robj) -> Robj {
+    let content = RValue::of(&content);
+    let structured = RValue::of(&structured_content);
+    let result = (|| -> Result<(), String> {
+        check_structured(structured)?;
+        if content_missing {
+            if structured.is_null() {
+                return Err(CONTENT_REQUIRED.into());
+            }
+        } else if !is_block(content) && (content.kind() != SEXPTYPE::VECSXP || content.len() == 0) {
+            return Err(CONTENT_REQUIRED.into());
+        }
+        if !is_flag(RValue::of(&is_error)) {
+            return Err("`is_error` must be TRUE or FALSE.".into());
+        }
+        if !content_missing {
+            if is_block(content) {
+                read_block(content)?;
+            } else {
+                for i in 0..content.len() {
+                    let block = element(content, i);
+                    if !is_block(block) {
+                        return Err(CONTENT_BLOCKS.into());
+                    }
+                    read_block(block)?;
+                }
+            }
+        }
+        read_meta(RValue::of(&meta))?;
+        Ok(())
+    })();
+    check::outcome(result)
+}
+
+fn check_structured(x: RValue) -> Result<(), String> {
+    if x.is_null() {
+        return Ok(());
+    }
+    if !is_json_object(x) {
+        return Err(STRUCTURED_OBJECT.into());
+    }
+    check::serialisable(x, "structured_content")
+}
+
+/// Compact JSON of a structured value, as R would see it in a text block.
+fn structured_json(x: RValue) -> Result<String, String> {
+    if x.kind() == SEXPTYPE::VECSXP && x.len() == 0 {
+        // `list()` stands for an empty object here, as in mcplite.
+        return Ok("{}".into());
+    }
+    to_json::to_json(x).map_err(|e| format!("`structured_content` must be JSON serializable: {e}"))
+}
+
+/// What a tool returned, turned into a result. Failures here are tool
+/// errors the model can read, never protocol errors.
+pub fn from_value(value: RValue, structured_output: bool) -> ToolResult {
+    match convert(value, structured_output) {
+        Ok(result) => result,
+        Err(message) => ToolResult::error(message),
+    }
+}
+
+fn convert(value: RValue, structured_output: bool) -> Result<ToolResult, String> {
+    if value.inherits("mcpserver_tool_result") {
+        return from_tool_result(value);
+    }
+    if structured_output {
+        let json = to_json::to_json(value).map_err(|e| format!("Failed to convert tool result to JSON: {e}"))?;
+        return Ok(ToolResult {
+            content: vec![Block::text(json.clone())],
+            structured: Some(raw(json)),
+            is_error: false,
+            meta: None,
+        });
+    }
+    Ok(text_result(text_of(value)?))
+}
+
+fn text_result(text: String) -> ToolResult {
+    ToolResult {
+        content: vec![Block::text(text)],
+        structured: None,
+        is_error: false,
+        meta: None,
+    }
+}
+
+/// mcplite's text rules: character vectors joined by newlines (`NA` as
+/// "NA"), `NULL` as `{}`, anything else as compact JSON.
+fn text_of(value: RValue) -> Result<String, String> {
+    if value.is_null() {
+        return Ok("{}".into());
+    }
+    if value.kind() == SEXPTYPE::STRSXP && !value.has_class() {
+        let parts: Vec<String> = (0..value.len())
+            .map(|i| value.string(i).map_or_else(|| "NA".to_string(), |s| s.into_owned()))
+            .collect();
+        return Ok(parts.join("\n"));
+    }
+    to_json::to_json(value).map_err(|e| format!("Failed to convert tool result to text: {e}"))
+}
+
+fn raw(json: String) -> Box<RawValue> {
+    RawValue::from_string(json).expect("the mapper writes valid JSON")
+}
+
+/// A `tool_result()` checked again, since it may have been edited or forged
+/// after it was built.
+fn from_tool_result(x: RValue) -> Result<ToolResult, String> {
+    let names = x.names();
+    let exact = x.kind() == SEXPTYPE::VECSXP
+        && names.len() == RESULT_FIELDS.len()
+        && RESULT_FIELDS.iter().all(|f| (0..names.len()).any(|i| names.string(i).as_deref() == Some(*f)));
+    if !exact {
+        return Err("Invalid canonical `mcpserver_tool_result` fields.".into());
+    }
+    let structured = field(x, "structured_content");
+    check_structured(structured)?;
+    let content = field(x, "content");
+    if content.kind() != SEXPTYPE::VECSXP || content.len() == 0 {
+        return Err(CONTENT_REQUIRED.into());
+    }
+    let mut blocks = Vec::with_capacity(content.len());
+    for i in 0..content.len() {
+        let block = element(content, i);
+        if !is_block(block) {
+            return Err(CONTENT_BLOCKS.into());
+        }
+        blocks.push(read_block(block)?);
+    }
+    let is_error = field(x, "is_error");
+    if !is_flag(is_error) {
+        return Err("`is_error` must be TRUE or FALSE.".into());
+    }
+    let structured = if structured.is_null() {
+        None
+    } else {
+        Some(raw(structured_json(structured)?))
+    };
+    Ok(ToolResult {
+        content: blocks,
+        structured,
+        is_error: check::flag_value(is_error),
+        meta: read_meta(field(x, "meta"))?,
+    })
+}
+
+/// The text block `tool_result()` adds when only structured content is given.
+/// @noRd
+#[extendr]
+fn structured_text_(structured_content: Robj) -> Robj {
+    match structured_json(RValue::of(&structured_content)) {
+        Ok(json) => json.into_robj(),
+        Err(e) => check::fail(e),
+    }
+}
+
+extendr_module! {
+    mod result;
+    fn check_tool_result_;
+    fn structured_text_;
+}

@@ -1,0 +1,264 @@
+//! The bridge between R's main thread and the protocol engine.
+//!
+//! R drives the loop (see `R/server.R`): `poll()` waits in Rust for the next
+//! tool call, R runs the handler, and `complete_*()` hands the outcome back.
+//! Only this thread touches R; the engine's threads exchange plain Rust data.
+
+use crate::check;
+use crate::from_json;
+use crate::result;
+use crate::rvalue::RValue;
+use crate::tool::{plan, ToolPlan};
+use extendr_api::prelude::*;
+use mcp_core::board::Interrupt;
+use mcp_core::engine::{Config, JobId, Outcome, ServerInfo};
+use mcp_core::registry::Registry;
+use mcp_core::result::ToolResult;
+use mcp_core::server::{Polled, Server};
+use std::os::raw::{c_int, c_void};
+use std::time::Duration;
+
+extern "C" {
+    fn R_ToplevelExec(fun: Option<unsafe extern "C" fn(*mut c_void)>, data: *mut c_void) -> c_int;
+    fn R_CheckUserInterrupt();
+}
+
+unsafe extern "C" fn check_interrupt(_: *mut c_void) {
+    R_CheckUserInterrupt();
+}
+
+/// Whether an interrupt (Ctrl-C, or one the server sent) is pending. The
+/// check consumes it; R's jump ends inside `R_ToplevelExec`, so no Rust
+/// frame is skipped.
+fn interrupt_pending() -> bool {
+    // SAFETY: called on R's main thread from inside a .Call.
+    unsafe { R_ToplevelExec(Some(check_interrupt), std::ptr::null_mut()) == 0 }
+}
+
+/// How often a waiting `poll()` looks for Ctrl-C.
+const INTERRUPT_TICK: Duration = Duration::from_millis(20);
+
+/// What the server holds per tool besides the engine's definition.
+struct ToolCall {
+    shapes: Vec<(String, from_json::Shape)>,
+    structured_output: bool,
+}
+
+/// A running server, owned by the R session that started it.
+/// @noRd
+#[extendr]
+pub struct McpServer {
+    server: Option<Server>,
+    tools: Vec<ToolCall>,
+}
+
+/// Starts serving on stdin/stdout. `specs` are the definitions `tool()`
+/// stored. Returns the server, or an error for R to raise.
+/// @noRd
+#[extendr]
+fn server_start_(
+    specs: List,
+    name: &str,
+    version: &str,
+    title: Nullable<String>,
+    instructions: Nullable<String>,
+    max_message_bytes: f64,
+    timeout: Nullable<f64>,
+) -> Robj {
+    let mut defs = Vec::with_capacity(specs.len());
+    let mut tools = Vec::with_capacity(specs.len());
+    for spec in specs.values() {
+        match plan(RValue::of(&spec)) {
+            Ok(ToolPlan {
+                def,
+                arguments,
+                structured_output,
+            }) => {
+                defs.push(def);
+                tools.push(ToolCall {
+                    shapes: arguments,
+                    structured_output,
+                });
+            }
+            Err(e) => return check::fail(e),
+        }
+    }
+    let registry = match Registry::new(defs) {
+        Ok(r) => r,
+        Err(e) => return check::fail(e),
+    };
+    let config = Config {
+        info: ServerInfo {
+            name: name.to_string(),
+            version: version.to_string(),
+            title: title.into_option(),
+        },
+        instructions: instructions.into_option(),
+        max_message_bytes: max_message_bytes as usize,
+        default_timeout: timeout.into_option().map(Duration::from_secs_f64),
+        ..Config::default()
+    };
+    // SAFETY: pthread_self on R's main thread (this .Call runs there).
+    let r_thread = unsafe { libc::pthread_self() };
+    let interrupt = Box::new(move || {
+        // SIGINT reaches R's own handler on its main thread, which sets
+        // R's interrupt flag and wakes blocking calls such as Sys.sleep().
+        // SAFETY: the R main thread outlives the server.
+        unsafe {
+            libc::pthread_kill(r_thread, libc::SIGINT);
+        }
+    });
+    match Server::start_stdio(config, registry, interrupt) {
+        Ok(server) => McpServer {
+            server: Some(server),
+            tools,
+        }
+        .into(),
+        Err(e) => check::fail(format!("could not take over stdin and stdout: {e}")),
+    }
+}
+
+/// @noRd
+#[extendr]
+impl McpServer {
+    /// The next tool call as `list(id, tool, arguments)`, `NULL` if none
+    /// arrived within `timeout_ms`, or `"finished"` / `"interrupted"`.
+    /// @noRd
+    fn poll(&self, timeout_ms: i32) -> Robj {
+        let Some(server) = &self.server else {
+            return "finished".into();
+        };
+        let timeout = Duration::from_millis(timeout_ms.max(0) as u64);
+        loop {
+            let polled = server.poll(timeout, INTERRUPT_TICK, || {
+                // An interrupt the server sent for a job that has since
+                // ended is not the user's Ctrl-C.
+                interrupt_pending() && server.interrupt_reason().is_none()
+            });
+            let job = match polled {
+                Polled::Job(job) => job,
+                Polled::Idle => return ().into(),
+                Polled::Interrupted => return "interrupted".into(),
+                Polled::Finished => return "finished".into(),
+            };
+            let tool = &self.tools[job.tool];
+            let mut problems = Vec::new();
+            for (name, value) in &job.arguments {
+                let shape = tool.shapes.iter().find(|(n, _)| n == name).map_or(&from_json::Shape::Raw, |(_, s)| s);
+                let mut path = name.clone();
+                if let Err(e) = from_json::check(value, shape, &mut path) {
+                    problems.push(e);
+                }
+            }
+            if !problems.is_empty() {
+                let name = &server.registry().tool(job.tool).def.name;
+                let message = format!("Invalid arguments for tool \"{name}\": {}", problems.join("; "));
+                server.complete(job.id, Outcome::Done(ToolResult::error(message)));
+                continue;
+            }
+            // SAFETY: R's main thread; the list is protected by Robj at once.
+            let arguments = unsafe { Robj::from_sexp(from_json::arguments(&job.arguments, &tool.shapes)) };
+            return List::from_pairs(vec![
+                ("id", Robj::from(job.id as f64)),
+                ("tool", Robj::from(job.tool as i32 + 1)),
+                ("arguments", arguments),
+                ("request_id", Robj::from(job.context.request_id.as_json())),
+                ("protocol_version", Robj::from(job.context.revision.as_str())),
+            ])
+            .into();
+        }
+    }
+
+    /// The handler returned `value`.
+    /// @noRd
+    fn complete_value(&self, job: f64, tool: i32, value: Robj) {
+        if let Some(server) = &self.server {
+            let structured = self.tools.get((tool - 1) as usize).is_some_and(|t| t.structured_output);
+            let result = result::from_value(RValue::of(&value), structured);
+            server.complete(job as JobId, Outcome::Done(result));
+        }
+    }
+
+    /// The handler raised an R error with this message.
+    /// @noRd
+    fn complete_error(&self, job: f64, message: &str) {
+        if let Some(server) = &self.server {
+            server.complete(job as JobId, Outcome::Done(ToolResult::error(message)));
+        }
+    }
+
+    /// The handler was interrupted. Says why: `"cancelled"`, `"timeout"`,
+    /// `"shutdown"` (the client left) or `"user"` (Ctrl-C at the console).
+    /// @noRd
+    fn complete_interrupted(&self, job: f64) -> &'static str {
+        let Some(server) = &self.server else {
+            return "user";
+        };
+        let job = job as JobId;
+        let (outcome, why) = match server.interrupt_reason() {
+            Some((j, Interrupt::Cancel)) if j == job => (Outcome::Cancelled, "cancelled"),
+            Some((j, Interrupt::Timeout(limit))) if j == job => (Outcome::TimedOut(limit), "timeout"),
+            Some((j, Interrupt::Shutdown)) if j == job => (Outcome::Cancelled, "shutdown"),
+            _ => (
+                Outcome::Done(ToolResult::error(
+                    "The tool call was interrupted at the server, which is shutting down.",
+                )),
+                "user",
+            ),
+        };
+        server.complete(job, outcome);
+        why
+    }
+
+    /// Whether the server itself sent the interrupt R just caught (a cancel
+    /// or timeout whose job has ended), as opposed to Ctrl-C.
+    /// @noRd
+    fn interrupt_was_ours(&self) -> bool {
+        self.server.as_ref().is_some_and(|s| s.interrupt_reason().is_some())
+    }
+
+    /// Stops serving and restores stdin and stdout. Safe to call twice.
+    /// @noRd
+    fn stop(&mut self) {
+        if let Some(mut server) = self.server.take() {
+            server.stop();
+        }
+    }
+
+    /// Whether the server is still serving.
+    /// @noRd
+    fn running(&self) -> bool {
+        self.server.is_some()
+    }
+}
+
+/// The arguments of a job in R form, for tests of the mapping.
+/// @noRd
+#[extendr]
+fn arguments_for_test_(specs: List, tool: i32, json: &str) -> Robj {
+    let Some(spec) = specs.values().nth((tool - 1) as usize) else {
+        return check::fail("no such tool");
+    };
+    let plan = match plan(RValue::of(&spec)) {
+        Ok(p) => p,
+        Err(e) => return check::fail(e),
+    };
+    let Ok(serde_json::Value::Object(args)) = serde_json::from_str::<serde_json::Value>(json) else {
+        return check::fail("arguments must be a JSON object");
+    };
+    for (name, value) in &args {
+        let shape = plan.arguments.iter().find(|(n, _)| n == name).map_or(&from_json::Shape::Raw, |(_, s)| s);
+        if let Err(e) = from_json::check(value, shape, &mut name.clone()) {
+            return check::fail(e);
+        }
+    }
+    // SAFETY: R's main thread; protected by Robj at once.
+    unsafe { Robj::from_sexp(from_json::arguments(&args, &plan.arguments)) }
+}
+
+extendr_module! {
+    mod server;
+    impl McpServer;
+    fn server_start_;
+    fn arguments_for_test_;
+}

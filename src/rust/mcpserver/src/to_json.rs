@@ -1,0 +1,711 @@
+//! R values to JSON text, in one pass, written straight into a string.
+//!
+//! The mapping follows `jsonlite::toJSON(auto_unbox = TRUE, null = "null",
+//! na = "null")` at full precision: shortest round-trip doubles, `NA`/`NaN`/
+//! `Inf` as `null`, length-1 vectors as scalars (`I()` keeps an array),
+//! factors as labels, data frames as arrays of row objects, matrices
+//! row-major, dates and times as ISO 8601, raw vectors as base64, named lists
+//! as objects. Values JSON cannot hold (environments, functions, external
+//! pointers, calls) are an error that names where they sit, e.g. `$model$env`.
+
+use crate::rvalue::{describe_type, RValue};
+use base64::Engine as _;
+use extendr_ffi::{Rcomplex, COMPLEX, INTEGER, LOGICAL, RAW, REAL, SEXPTYPE, VECTOR_ELT};
+use jiff::tz::TimeZone;
+use std::fmt::Write as _;
+
+/// Integral doubles below this magnitude are written as integer literals
+/// (exactly: every integral double is an integer); larger ones in exponent
+/// form, which is shorter.
+const INTEGER_LITERAL_LIMIT: f64 = 1e17;
+
+/// Lists nested deeper than this are refused (R itself allows more, but no
+/// client wants it and it keeps the recursion bounded).
+const MAX_DEPTH: usize = 512;
+
+/// A failed conversion: what could not be written, and where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapError {
+    pub problem: String,
+    pub path: String,
+}
+
+impl std::fmt::Display for MapError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.problem)
+        } else {
+            write!(f, "{} (at `{}`)", self.problem, self.path)
+        }
+    }
+}
+
+/// Serialises an R value as compact JSON.
+pub fn to_json(x: RValue) -> Result<String, MapError> {
+    let mut w = Writer {
+        out: String::new(),
+        path: Vec::new(),
+    };
+    w.value(x)?;
+    Ok(w.out)
+}
+
+enum Segment {
+    Name(String),
+    Index(usize),
+}
+
+struct Writer {
+    out: String,
+    path: Vec<Segment>,
+}
+
+impl Writer {
+    fn error(&self, problem: String) -> MapError {
+        let mut path = String::new();
+        for seg in &self.path {
+            match seg {
+                Segment::Name(n) => {
+                    path.push('$');
+                    path.push_str(n);
+                }
+                Segment::Index(i) => {
+                    let _ = write!(path, "[[{}]]", i + 1);
+                }
+            }
+        }
+        MapError { problem, path }
+    }
+
+    fn value(&mut self, x: RValue) -> Result<(), MapError> {
+        if self.path.len() > MAX_DEPTH {
+            return Err(self.error(format!("lists nested more than {MAX_DEPTH} deep")));
+        }
+        match x.kind() {
+            SEXPTYPE::NILSXP => {
+                self.out.push_str("null");
+                Ok(())
+            }
+            SEXPTYPE::VECSXP => self.list(x),
+            SEXPTYPE::RAWSXP => {
+                // SAFETY: RAW of a RAWSXP points at its len() bytes.
+                let bytes = unsafe { std::slice::from_raw_parts(RAW(x.0), x.len()) };
+                let encoded = base64::engine::general_purpose::STANDARD.encode(bytes);
+                write_str(&mut self.out, &encoded);
+                Ok(())
+            }
+            SEXPTYPE::LGLSXP | SEXPTYPE::INTSXP | SEXPTYPE::REALSXP | SEXPTYPE::STRSXP | SEXPTYPE::CPLXSXP => {
+                if x.inherits("json") && x.kind() == SEXPTYPE::STRSXP && x.len() == 1 {
+                    return self.embedded_json(x);
+                }
+                let atomic = Atomic::new(x);
+                let dim = x.dim();
+                if dim.kind() == SEXPTYPE::INTSXP && dim.len() >= 2 {
+                    // SAFETY: an INTSXP of dim.len() elements.
+                    let dims = unsafe { std::slice::from_raw_parts(INTEGER(dim.0), dim.len()) };
+                    let dims: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
+                    self.array(&atomic, &dims, 0, 0, 1);
+                    return Ok(());
+                }
+                if atomic.len() == 1 && !x.inherits("AsIs") {
+                    atomic.write(0, &mut self.out);
+                } else {
+                    self.out.push('[');
+                    for i in 0..atomic.len() {
+                        if i > 0 {
+                            self.out.push(',');
+                        }
+                        atomic.write(i, &mut self.out);
+                    }
+                    self.out.push(']');
+                }
+                Ok(())
+            }
+            _ => Err(self.error(format!("cannot convert {} to JSON", describe_type(x)))),
+        }
+    }
+
+    /// A `json`-classed string (as `jsonlite::toJSON()` returns) is embedded
+    /// as it is, once checked to be JSON.
+    fn embedded_json(&mut self, x: RValue) -> Result<(), MapError> {
+        let text = x.string(0).unwrap_or_default();
+        if serde_json::from_str::<serde::de::IgnoredAny>(&text).is_err() {
+            return Err(self.error("a `json` string that is not valid JSON".into()));
+        }
+        self.out.push_str(text.trim());
+        Ok(())
+    }
+
+    /// Row-major nesting of an R array: the first dimension is outermost.
+    /// `offset` and `stride` locate the current slice in column-major data.
+    fn array(&mut self, atomic: &Atomic, dims: &[usize], level: usize, offset: usize, stride: usize) {
+        let n = dims[level];
+        self.out.push('[');
+        for i in 0..n {
+            if i > 0 {
+                self.out.push(',');
+            }
+            let at = offset + i * stride;
+            if level + 1 == dims.len() {
+                atomic.write(at, &mut self.out);
+            } else {
+                self.array(atomic, dims, level + 1, at, stride * n);
+            }
+        }
+        self.out.push(']');
+    }
+
+    fn list(&mut self, x: RValue) -> Result<(), MapError> {
+        if x.inherits("data.frame") {
+            return self.data_frame(x);
+        }
+        if x.inherits("POSIXlt") {
+            return self.posixlt(x);
+        }
+        let names = x.names();
+        if names.is_null() {
+            self.out.push('[');
+            for i in 0..x.len() {
+                if i > 0 {
+                    self.out.push(',');
+                }
+                self.path.push(Segment::Index(i));
+                self.value(element(x, i))?;
+                self.path.pop();
+            }
+            self.out.push(']');
+            return Ok(());
+        }
+        let keys = self.object_keys(names)?;
+        self.out.push('{');
+        for (i, key) in keys.iter().enumerate() {
+            if i > 0 {
+                self.out.push(',');
+            }
+            write_str(&mut self.out, key);
+            self.out.push(':');
+            self.path.push(Segment::Name(key.clone()));
+            self.value(element(x, i))?;
+            self.path.pop();
+        }
+        self.out.push('}');
+        Ok(())
+    }
+
+    /// Keys of a named list: every name present, non-empty and unique
+    /// (jsonlite would invent keys for the missing ones).
+    fn object_keys(&self, names: RValue) -> Result<Vec<String>, MapError> {
+        let mut keys: Vec<String> = Vec::with_capacity(names.len());
+        let mut seen = std::collections::HashSet::with_capacity(names.len());
+        for i in 0..names.len() {
+            let key = match names.string(i) {
+                Some(k) if !k.is_empty() => k.into_owned(),
+                _ => {
+                    return Err(self.error(format!(
+                        "element {} of a named list has no name; name every element or none",
+                        i + 1
+                    )))
+                }
+            };
+            if !seen.insert(key.clone()) {
+                return Err(self.error(format!("the name `{key}` is used twice in one list")));
+            }
+            keys.push(key);
+        }
+        Ok(keys)
+    }
+
+    /// An array of row objects; `NA` cells are kept as `null`.
+    fn data_frame(&mut self, x: RValue) -> Result<(), MapError> {
+        let ncol = x.len();
+        let nrow = data_frame_rows(x);
+        let keys = self.object_keys(x.names())?;
+        // Columns are classified once; rows are then written cell by cell.
+        let columns: Vec<Column> = (0..ncol).map(|j| Column::new(element(x, j))).collect();
+        let prefixes: Vec<String> = keys
+            .iter()
+            .enumerate()
+            .map(|(j, k)| {
+                let mut p = String::with_capacity(k.len() + 4);
+                if j > 0 {
+                    p.push(',');
+                }
+                write_str(&mut p, k);
+                p.push(':');
+                p
+            })
+            .collect();
+        self.out.reserve(nrow * (ncol * 12 + 2));
+        self.out.push('[');
+        for i in 0..nrow {
+            if i > 0 {
+                self.out.push(',');
+            }
+            self.out.push('{');
+            for (j, column) in columns.iter().enumerate() {
+                self.out.push_str(&prefixes[j]);
+                match column {
+                    Column::Atomic(a) => a.write(i, &mut self.out),
+                    Column::Other(col) => {
+                        self.path.push(Segment::Name(keys[j].clone()));
+                        self.path.push(Segment::Index(i));
+                        self.cell(*col, i)?;
+                        self.path.pop();
+                        self.path.pop();
+                    }
+                }
+            }
+            self.out.push('}');
+        }
+        self.out.push(']');
+        Ok(())
+    }
+
+    /// Row `i` of a column that is not a plain atomic vector.
+    fn cell(&mut self, col: RValue, i: usize) -> Result<(), MapError> {
+        match col.kind() {
+            SEXPTYPE::VECSXP if col.inherits("data.frame") => {
+                // A nested data frame: its row i as an object.
+                let keys = self.object_keys(col.names())?;
+                self.out.push('{');
+                for (j, key) in keys.iter().enumerate() {
+                    if j > 0 {
+                        self.out.push(',');
+                    }
+                    write_str(&mut self.out, key);
+                    self.out.push(':');
+                    self.cell(element(col, j), i)?;
+                }
+                self.out.push('}');
+                Ok(())
+            }
+            SEXPTYPE::VECSXP => self.value(element(col, i)),
+            _ => {
+                // A matrix column: row i of the matrix.
+                let atomic = Atomic::new(col);
+                let nrow = data_frame_rows_of_matrix(col);
+                let ncol = if nrow == 0 { 0 } else { atomic.len() / nrow };
+                self.out.push('[');
+                for j in 0..ncol {
+                    if j > 0 {
+                        self.out.push(',');
+                    }
+                    atomic.write(i + j * nrow, &mut self.out);
+                }
+                self.out.push(']');
+                Ok(())
+            }
+        }
+    }
+
+    /// POSIXlt holds its fields in a list; each element becomes an ISO string.
+    fn posixlt(&mut self, x: RValue) -> Result<(), MapError> {
+        let field = |name: &str| -> Option<Vec<f64>> {
+            let names = x.names();
+            let at = (0..names.len()).find(|&i| names.string(i).as_deref() == Some(name))?;
+            numeric_values(element(x, at))
+        };
+        let (Some(sec), Some(min), Some(hour), Some(mday), Some(mon), Some(year)) = (
+            field("sec"),
+            field("min"),
+            field("hour"),
+            field("mday"),
+            field("mon"),
+            field("year"),
+        ) else {
+            return Err(self.error("a malformed POSIXlt value".into()));
+        };
+        let gmtoff = field("gmtoff");
+        let utc = matches!(tz_name(x).as_deref(), Some("UTC" | "GMT"));
+        let n = sec.len();
+        let boxed = n != 1 || x.inherits("AsIs");
+        if boxed {
+            self.out.push('[');
+        }
+        for i in 0..n {
+            if i > 0 {
+                self.out.push(',');
+            }
+            let parts = [year[i % year.len()], mon[i % mon.len()], mday[i % mday.len()], hour[i % hour.len()], min[i % min.len()], sec[i]];
+            if parts.iter().any(|v| !v.is_finite()) {
+                self.out.push_str("null");
+                continue;
+            }
+            let offset = if utc {
+                Some(0)
+            } else {
+                gmtoff.as_ref().map(|g| g[i % g.len()]).filter(|g| g.is_finite()).map(|g| g as i32)
+            };
+            let text = format_civil(
+                parts[0] as i64 + 1900,
+                parts[1] as u32 + 1,
+                parts[2] as u32,
+                parts[3] as u32,
+                parts[4] as u32,
+                parts[5],
+                offset,
+                utc,
+            );
+            write_str(&mut self.out, &text);
+        }
+        if boxed {
+            self.out.push(']');
+        }
+        Ok(())
+    }
+}
+
+fn element(x: RValue, i: usize) -> RValue {
+    // SAFETY: x is a VECSXP longer than i.
+    RValue(unsafe { VECTOR_ELT(x.0, i as isize) })
+}
+
+fn numeric_values(x: RValue) -> Option<Vec<f64>> {
+    match x.kind() {
+        SEXPTYPE::REALSXP => Some(unsafe { std::slice::from_raw_parts(REAL(x.0), x.len()) }.to_vec()),
+        SEXPTYPE::INTSXP => Some(
+            unsafe { std::slice::from_raw_parts(INTEGER(x.0), x.len()) }
+                .iter()
+                .map(|&v| if v == i32::MIN { f64::NAN } else { v as f64 })
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// The number of rows of a data frame, from its `row.names` (compact or not).
+fn data_frame_rows(x: RValue) -> usize {
+    // Rf_getAttrib expands compact row names, so the length is the row count.
+    x.attr(unsafe { extendr_ffi::R_RowNamesSymbol }).len()
+}
+
+fn data_frame_rows_of_matrix(x: RValue) -> usize {
+    let dim = x.dim();
+    if dim.kind() == SEXPTYPE::INTSXP && !dim.is_null() {
+        unsafe { *INTEGER(dim.0) }.max(0) as usize
+    } else {
+        x.len()
+    }
+}
+
+enum Column {
+    Atomic(Atomic),
+    Other(RValue),
+}
+
+impl Column {
+    fn new(col: RValue) -> Column {
+        let atomic_kind = matches!(
+            col.kind(),
+            SEXPTYPE::LGLSXP | SEXPTYPE::INTSXP | SEXPTYPE::REALSXP | SEXPTYPE::STRSXP | SEXPTYPE::CPLXSXP
+        );
+        if atomic_kind && col.dim().is_null() {
+            Column::Atomic(Atomic::new(col))
+        } else {
+            Column::Other(col)
+        }
+    }
+}
+
+/// A time zone for POSIXct values: their `tzone` attribute, or the
+/// session's zone when it is empty or missing.
+fn tz_name(x: RValue) -> Option<String> {
+    let tz = x.attr_named("tzone");
+    if tz.kind() == SEXPTYPE::STRSXP && tz.len() >= 1 {
+        tz.string(0).map(|s| s.into_owned()).filter(|s| !s.is_empty())
+    } else {
+        None
+    }
+}
+
+fn time_zone(x: RValue) -> (TimeZone, bool) {
+    match tz_name(x).as_deref() {
+        Some("UTC" | "GMT" | "Etc/UTC" | "Etc/GMT" | "Z") => (TimeZone::UTC, true),
+        Some(name) => (TimeZone::get(name).unwrap_or(TimeZone::UTC), false),
+        None => (TimeZone::system(), false),
+    }
+}
+
+/// One atomic vector, classified once so each element is cheap to write.
+enum Atomic {
+    Logical(&'static [i32]),
+    Integer(&'static [i32]),
+    Double(&'static [f64]),
+    /// bit64's integer64: doubles holding the bits of 64-bit integers.
+    Integer64(&'static [i64]),
+    String(RValue),
+    Complex(&'static [Rcomplex]),
+    Factor(&'static [i32], Vec<Option<String>>),
+    Date(Vec<f64>),
+    DateTime(Vec<f64>, TimeZone, bool),
+    Empty,
+}
+
+impl Atomic {
+    fn new(x: RValue) -> Atomic {
+        let n = x.len();
+        // SAFETY: each pointer is read for the vector's own type and length.
+        unsafe {
+            match x.kind() {
+                SEXPTYPE::LGLSXP => Atomic::Logical(std::slice::from_raw_parts(LOGICAL(x.0), n)),
+                SEXPTYPE::INTSXP if x.inherits("factor") => {
+                    let levels = x.levels();
+                    let labels = (0..levels.len()).map(|i| levels.string(i).map(|s| s.into_owned())).collect();
+                    Atomic::Factor(std::slice::from_raw_parts(INTEGER(x.0), n), labels)
+                }
+                SEXPTYPE::INTSXP | SEXPTYPE::REALSXP if x.inherits("Date") => {
+                    Atomic::Date(numeric_values(x).unwrap_or_default())
+                }
+                SEXPTYPE::INTSXP | SEXPTYPE::REALSXP if x.inherits("POSIXct") => {
+                    let (tz, utc) = time_zone(x);
+                    Atomic::DateTime(numeric_values(x).unwrap_or_default(), tz, utc)
+                }
+                SEXPTYPE::INTSXP => Atomic::Integer(std::slice::from_raw_parts(INTEGER(x.0), n)),
+                SEXPTYPE::REALSXP if x.inherits("integer64") => {
+                    Atomic::Integer64(std::slice::from_raw_parts(REAL(x.0) as *const i64, n))
+                }
+                SEXPTYPE::REALSXP => Atomic::Double(std::slice::from_raw_parts(REAL(x.0), n)),
+                SEXPTYPE::STRSXP => Atomic::String(x),
+                SEXPTYPE::CPLXSXP => Atomic::Complex(std::slice::from_raw_parts(COMPLEX(x.0), n)),
+                _ => Atomic::Empty,
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Atomic::Logical(v) | Atomic::Integer(v) => v.len(),
+            Atomic::Factor(v, _) => v.len(),
+            Atomic::Double(v) => v.len(),
+            Atomic::Integer64(v) => v.len(),
+            Atomic::String(x) => x.len(),
+            Atomic::Complex(v) => v.len(),
+            Atomic::Date(v) | Atomic::DateTime(v, _, _) => v.len(),
+            Atomic::Empty => 0,
+        }
+    }
+
+    fn write(&self, i: usize, out: &mut String) {
+        match self {
+            Atomic::Logical(v) => out.push_str(match v[i] {
+                i32::MIN => "null",
+                0 => "false",
+                _ => "true",
+            }),
+            Atomic::Integer(v) => write_i32(out, v[i]),
+            Atomic::Double(v) => write_f64(out, v[i]),
+            Atomic::Integer64(v) => {
+                // bit64 marks NA with the smallest 64-bit integer.
+                if v[i] == i64::MIN {
+                    out.push_str("null")
+                } else {
+                    out.push_str(itoa::Buffer::new().format(v[i]))
+                }
+            }
+            Atomic::String(x) => match x.string(i) {
+                Some(s) => write_str(out, &s),
+                None => out.push_str("null"),
+            },
+            Atomic::Complex(v) => {
+                let c = v[i];
+                if c.r.is_nan() || c.i.is_nan() {
+                    out.push_str("null");
+                } else {
+                    write_str(out, &format_complex(c.r, c.i));
+                }
+            }
+            Atomic::Factor(codes, labels) => {
+                let code = codes[i];
+                match usize::try_from(code - 1).ok().and_then(|k| labels.get(k)).and_then(|l| l.as_deref()) {
+                    Some(label) if code != i32::MIN => write_str(out, label),
+                    _ => out.push_str("null"),
+                }
+            }
+            Atomic::Date(days) => {
+                let d = days[i];
+                if d.is_finite() {
+                    let (y, m, dd) = civil_from_days(d.floor() as i64);
+                    write_str(out, &format!("{y:04}-{m:02}-{dd:02}"));
+                } else {
+                    out.push_str("null");
+                }
+            }
+            Atomic::DateTime(secs, tz, utc) => {
+                let s = secs[i];
+                if !s.is_finite() {
+                    out.push_str("null");
+                    return;
+                }
+                write_str(out, &format_instant(s, tz, *utc));
+            }
+            Atomic::Empty => out.push_str("null"),
+        }
+    }
+}
+
+/// `2024-01-02T03:04:05Z`, or with the zone's offset (`+01:00`).
+fn format_instant(secs: f64, tz: &TimeZone, utc: bool) -> String {
+    let whole = secs.floor();
+    let frac = secs - whole;
+    let offset = jiff::Timestamp::from_second(whole as i64)
+        .map(|ts| tz.to_offset(ts).seconds())
+        .unwrap_or(0);
+    let local = whole as i64 + offset as i64;
+    let days = local.div_euclid(86_400);
+    let of_day = local.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    let (hh, mm, ss) = ((of_day / 3600) as u32, ((of_day % 3600) / 60) as u32, (of_day % 60) as f64 + frac);
+    format_civil(y, m, d, hh, mm, ss, Some(offset), utc)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn format_civil(y: i64, m: u32, d: u32, hh: u32, mm: u32, ss: f64, offset: Option<i32>, utc: bool) -> String {
+    let whole = ss.floor();
+    let micros = ((ss - whole) * 1e6).round() as u32;
+    let mut text = format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{:02}", whole as u32);
+    if micros > 0 && micros < 1_000_000 {
+        let digits = format!("{micros:06}");
+        text.push('.');
+        text.push_str(digits.trim_end_matches('0'));
+    }
+    match offset {
+        Some(0) if utc => text.push('Z'),
+        Some(off) => {
+            let sign = if off < 0 { '-' } else { '+' };
+            let off = off.unsigned_abs();
+            let _ = write!(text, "{sign}{:02}:{:02}", off / 3600, (off % 3600) / 60);
+        }
+        None => {}
+    }
+    text
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
+/// `civil_from_days`).
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+fn format_complex(re: f64, im: f64) -> String {
+    let mut s = String::new();
+    write_f64(&mut s, re);
+    s.push(if im < 0.0 || (im == 0.0 && im.is_sign_negative()) { '-' } else { '+' });
+    write_f64(&mut s, im.abs());
+    s.push('i');
+    s
+}
+
+pub fn write_i32(out: &mut String, v: i32) {
+    if v == i32::MIN {
+        out.push_str("null");
+    } else {
+        out.push_str(itoa::Buffer::new().format(v));
+    }
+}
+
+/// Shortest round-trip form; integral values without `.0`.
+pub fn write_f64(out: &mut String, v: f64) {
+    if !v.is_finite() {
+        out.push_str("null");
+    } else if v.fract() == 0.0 && v.abs() < INTEGER_LITERAL_LIMIT {
+        out.push_str(itoa::Buffer::new().format(v as i64));
+    } else {
+        out.push_str(ryu::Buffer::new().format_finite(v));
+    }
+}
+
+/// A JSON string literal.
+pub fn write_str(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push('"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        if escape.is_empty() {
+            let _ = write!(out, "\\u{b:04x}");
+        } else {
+            out.push_str(escape);
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doubles_are_shortest_and_integral_ones_plain() {
+        let f = |v: f64| {
+            let mut s = String::new();
+            write_f64(&mut s, v);
+            s
+        };
+        assert_eq!(f(std::f64::consts::PI), "3.141592653589793");
+        assert_eq!(f(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(f(3.0), "3");
+        assert_eq!(f(-0.0), "0");
+        assert_eq!(f(1e15 + 0.5), "1000000000000000.5");
+        assert_eq!(f(2f64.powi(53)), "9007199254740992");
+        assert_eq!(f(1e20), "1e20");
+        assert_eq!(f(1e300), "1e300");
+        assert_eq!(f(f64::NAN), "null");
+        assert_eq!(f(f64::INFINITY), "null");
+    }
+
+    #[test]
+    fn strings_are_escaped() {
+        let mut s = String::new();
+        write_str(&mut s, "a\"b\\c\nd\u{1}é");
+        assert_eq!(s, r#""a\"b\\c\nd\u0001é""#);
+        let back: String = serde_json::from_str(&s).unwrap();
+        assert_eq!(back, "a\"b\\c\nd\u{1}é");
+    }
+
+    #[test]
+    fn dates_follow_the_proleptic_calendar() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(19724), (2024, 1, 2));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(civil_from_days(11016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn instants_carry_their_offset() {
+        assert_eq!(format_instant(1704164645.0, &TimeZone::UTC, true), "2024-01-02T03:04:05Z");
+        assert_eq!(format_instant(1704164645.25, &TimeZone::UTC, true), "2024-01-02T03:04:05.25Z");
+        let paris = TimeZone::get("Europe/Paris").unwrap();
+        assert_eq!(format_instant(1704164645.0, &paris, false), "2024-01-02T04:04:05+01:00");
+        let ny = TimeZone::get("America/New_York").unwrap();
+        assert_eq!(format_instant(1719900000.0, &ny, false), "2024-07-02T02:00:00-04:00");
+    }
+
+    #[test]
+    fn complex_numbers_read_like_r() {
+        assert_eq!(format_complex(1.0, 2.0), "1+2i");
+        assert_eq!(format_complex(0.5, -1.5), "0.5-1.5i");
+    }
+}

@@ -1,0 +1,390 @@
+//! Type helpers (`type_number()`, `type_object()`, ...) read from their R
+//! form: the JSON Schema a tool advertises, and the plan for turning a
+//! client's JSON arguments into R values.
+
+use crate::check;
+use crate::from_json::Shape;
+use crate::rvalue::RValue;
+use crate::to_json;
+use extendr_api::prelude::*;
+use extendr_ffi::{SEXPTYPE, VECTOR_ELT};
+use serde_json::{json, Map, Value};
+
+/// One type helper, parsed.
+#[derive(Debug, Clone)]
+pub struct TypeNode {
+    pub spec: TypeSpec,
+    pub description: Option<String>,
+    pub required: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum TypeSpec {
+    Boolean,
+    Integer,
+    Number,
+    String,
+    /// Values, and their JSON type when they agree.
+    Enum {
+        values: Vec<Value>,
+        kind: Option<&'static str>,
+    },
+    Array(Box<TypeNode>),
+    Object {
+        properties: Vec<(String, TypeNode)>,
+        additional: bool,
+    },
+    /// `type_from_schema()`: used verbatim.
+    Schema(Value),
+    Ignore,
+}
+
+/// Field `name` of an R list, or `NULL`.
+pub fn field(x: RValue, name: &str) -> RValue {
+    let names = x.names();
+    if x.kind() != SEXPTYPE::VECSXP || names.kind() != SEXPTYPE::STRSXP {
+        return crate::rvalue::null();
+    }
+    for i in 0..names.len() {
+        if names.string(i).as_deref() == Some(name) {
+            // SAFETY: x is a VECSXP longer than i.
+            return RValue(unsafe { VECTOR_ELT(x.0, i as isize) });
+        }
+    }
+    crate::rvalue::null()
+}
+
+/// Element `i` of an R list.
+pub fn element(x: RValue, i: usize) -> RValue {
+    // SAFETY: callers pass a VECSXP longer than i.
+    RValue(unsafe { VECTOR_ELT(x.0, i as isize) })
+}
+
+fn flag(x: RValue, default: bool) -> bool {
+    if x.kind() == SEXPTYPE::LGLSXP && x.len() == 1 {
+        // SAFETY: a length-1 logical vector.
+        unsafe { *extendr_ffi::LOGICAL(x.0) == 1 }
+    } else {
+        default
+    }
+}
+
+pub fn is_type(x: RValue) -> bool {
+    x.kind() == SEXPTYPE::VECSXP && x.inherits("mcpserver_type")
+}
+
+/// Parses a type helper's R list (already validated by its constructor).
+pub fn parse(x: RValue) -> Result<TypeNode, String> {
+    if !is_type(x) {
+        return Err("not a type helper".into());
+    }
+    let kind = field(x, "kind").as_single_string().unwrap_or_default();
+    let description = field(x, "description").as_single_string().map(|s| s.into_owned());
+    let required = flag(field(x, "required"), true);
+    let spec = match kind.as_ref() {
+        "boolean" => TypeSpec::Boolean,
+        "integer" => TypeSpec::Integer,
+        "number" => TypeSpec::Number,
+        "string" => TypeSpec::String,
+        "enum" => {
+            let values = field(x, "values");
+            let mut out = Vec::with_capacity(values.len());
+            let mut kinds = Vec::with_capacity(values.len());
+            for i in 0..values.len() {
+                let v = if values.kind() == SEXPTYPE::VECSXP { element(values, i) } else { values };
+                kinds.push(r_scalar_kind(v));
+                let text = to_json::to_json(v).map_err(|e| e.to_string())?;
+                out.push(serde_json::from_str(&text).map_err(|e| e.to_string())?);
+            }
+            TypeSpec::Enum {
+                values: out,
+                kind: common_kind(&kinds),
+            }
+        }
+        "array" => TypeSpec::Array(Box::new(parse(field(x, "items"))?)),
+        "object" => {
+            let props = field(x, "properties");
+            let names = props.names();
+            let mut properties = Vec::with_capacity(props.len());
+            for i in 0..props.len() {
+                let name = names.string(i).unwrap_or_default().into_owned();
+                properties.push((name, parse(element(props, i))?));
+            }
+            TypeSpec::Object {
+                properties,
+                additional: flag(field(x, "additional_properties"), false),
+            }
+        }
+        "from_schema" => {
+            let text = to_json::to_json(field(x, "schema")).map_err(|e| e.to_string())?;
+            TypeSpec::Schema(serde_json::from_str(&text).map_err(|e| e.to_string())?)
+        }
+        "ignore" => TypeSpec::Ignore,
+        other => return Err(format!("unknown type helper kind `{other}`")),
+    };
+    Ok(TypeNode {
+        spec,
+        description,
+        required,
+    })
+}
+
+/// The JSON type an R enum value stands for: by its R type, so `c(1, 2)`
+/// is `number` and `1:2` is `integer`.
+fn r_scalar_kind(v: RValue) -> &'static str {
+    match v.kind() {
+        SEXPTYPE::STRSXP => "string",
+        SEXPTYPE::LGLSXP => "boolean",
+        SEXPTYPE::INTSXP if v.inherits("factor") => "string",
+        SEXPTYPE::INTSXP => "integer",
+        SEXPTYPE::REALSXP => "number",
+        _ => "other",
+    }
+}
+
+/// One type when the values agree (integers and other numbers together are
+/// `number`), none when they are mixed.
+fn common_kind(kinds: &[&'static str]) -> Option<&'static str> {
+    let first = *kinds.first()?;
+    if kinds.iter().all(|k| *k == first) {
+        return matches!(first, "string" | "boolean" | "integer" | "number").then_some(first);
+    }
+    if kinds.iter().all(|k| matches!(*k, "integer" | "number")) {
+        return Some("number");
+    }
+    None
+}
+
+impl TypeNode {
+    /// The JSON Schema this helper advertises, `description` last.
+    pub fn schema(&self) -> Value {
+        let mut s = Map::new();
+        match &self.spec {
+            TypeSpec::Boolean => {
+                s.insert("type".into(), json!("boolean"));
+            }
+            TypeSpec::Integer => {
+                s.insert("type".into(), json!("integer"));
+            }
+            TypeSpec::Number => {
+                s.insert("type".into(), json!("number"));
+            }
+            TypeSpec::String => {
+                s.insert("type".into(), json!("string"));
+            }
+            TypeSpec::Enum { values, kind } => {
+                if let Some(t) = kind {
+                    s.insert("type".into(), json!(t));
+                }
+                s.insert("enum".into(), Value::Array(values.clone()));
+            }
+            TypeSpec::Array(items) => {
+                s.insert("type".into(), json!("array"));
+                s.insert("items".into(), items.schema());
+            }
+            TypeSpec::Object {
+                properties,
+                additional,
+            } => return object_schema(properties, *additional, self.description.as_deref()),
+            TypeSpec::Schema(schema) => return schema.clone(),
+            TypeSpec::Ignore => return json!({}),
+        }
+        if let Some(d) = &self.description {
+            s.insert("description".into(), json!(d));
+        }
+        Value::Object(s)
+    }
+
+    /// How JSON arguments of this type become R values.
+    pub fn shape(&self) -> Shape {
+        match &self.spec {
+            TypeSpec::Boolean => Shape::Boolean,
+            TypeSpec::Integer => Shape::Integer,
+            TypeSpec::Number => Shape::Number,
+            TypeSpec::String => Shape::String,
+            TypeSpec::Enum { kind, .. } => match kind {
+                Some("string") => Shape::String,
+                Some("boolean") => Shape::Boolean,
+                Some("integer") => Shape::Integer,
+                Some("number") => Shape::Number,
+                _ => Shape::Raw,
+            },
+            TypeSpec::Array(items) => Shape::Array(Box::new(items.shape())),
+            TypeSpec::Object { properties, .. } => Shape::Object(
+                properties
+                    .iter()
+                    .filter(|(_, t)| !matches!(t.spec, TypeSpec::Ignore))
+                    .map(|(n, t)| (n.clone(), t.shape()))
+                    .collect(),
+            ),
+            TypeSpec::Schema(_) | TypeSpec::Ignore => Shape::Raw,
+        }
+    }
+}
+
+/// `{"type":"object","properties":{…},"required":[…],"additionalProperties":…}`.
+pub fn object_schema(properties: &[(String, TypeNode)], additional: bool, description: Option<&str>) -> Value {
+    let mut props = Map::new();
+    let mut required = Vec::new();
+    for (name, node) in properties {
+        if matches!(node.spec, TypeSpec::Ignore) {
+            continue;
+        }
+        props.insert(name.clone(), node.schema());
+        if node.required {
+            required.push(json!(name));
+        }
+    }
+    let mut s = Map::new();
+    s.insert("type".into(), json!("object"));
+    s.insert("properties".into(), Value::Object(props));
+    if !required.is_empty() {
+        s.insert("required".into(), Value::Array(required));
+    }
+    s.insert("additionalProperties".into(), json!(additional));
+    if let Some(d) = description {
+        s.insert("description".into(), json!(d));
+    }
+    Value::Object(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(spec: TypeSpec) -> TypeNode {
+        TypeNode {
+            spec,
+            description: None,
+            required: true,
+        }
+    }
+
+    #[test]
+    fn enum_types_follow_their_values() {
+        assert_eq!(common_kind(&["string", "string"]), Some("string"));
+        assert_eq!(common_kind(&["integer", "integer"]), Some("integer"));
+        assert_eq!(common_kind(&["integer", "number"]), Some("number"));
+        assert_eq!(common_kind(&["boolean"]), Some("boolean"));
+        assert_eq!(common_kind(&["string", "integer"]), None);
+        assert_eq!(common_kind(&[]), None);
+    }
+
+    #[test]
+    fn schemas_match_mcplite_shapes() {
+        let mut n = node(TypeSpec::Number);
+        n.description = Some("x".into());
+        assert_eq!(n.schema().to_string(), r#"{"type":"number","description":"x"}"#);
+        let arr = node(TypeSpec::Array(Box::new(node(TypeSpec::String))));
+        assert_eq!(arr.schema(), json!({"type":"array","items":{"type":"string"}}));
+        let mut optional = node(TypeSpec::Integer);
+        optional.required = false;
+        let obj = object_schema(
+            &[("a".into(), node(TypeSpec::Boolean)), ("b".into(), optional), ("c".into(), node(TypeSpec::Ignore))],
+            false,
+            None,
+        );
+        assert_eq!(
+            obj.to_string(),
+            r#"{"type":"object","properties":{"a":{"type":"boolean"},"b":{"type":"integer"}},"required":["a"],"additionalProperties":false}"#
+        );
+        assert_eq!(
+            object_schema(&[], false, None).to_string(),
+            r#"{"type":"object","properties":{},"additionalProperties":false}"#
+        );
+    }
+}
+
+/// Checks shared by every type helper: `NULL` or the error.
+/// @noRd
+#[extendr]
+fn check_type_args_(description: Robj, required: Robj) -> Robj {
+    let description = RValue::of(&description);
+    let result = if !(description.is_null() || check::is_single_string(description)) {
+        Err("`description` must be a single string.".to_string())
+    } else if !check::is_flag(RValue::of(&required)) {
+        Err("`required` must be TRUE or FALSE.".to_string())
+    } else {
+        Ok(())
+    };
+    check::outcome(result)
+}
+
+/// @noRd
+#[extendr]
+fn check_enum_values_(values: Robj) -> Robj {
+    let values = RValue::of(&values);
+    let result = if values.len() == 0 {
+        Err("`values` must contain at least one enum value.".to_string())
+    } else {
+        check::serialisable(values, "values")
+    };
+    check::outcome(result)
+}
+
+/// @noRd
+#[extendr]
+fn check_items_(items: Robj) -> Robj {
+    let ok = is_type(RValue::of(&items));
+    check::outcome(if ok {
+        Ok(())
+    } else {
+        Err("`items` must be a mcpserver or compatible ellmer type helper.".into())
+    })
+}
+
+/// `type_object()` properties: named, and each a type helper.
+/// @noRd
+#[extendr]
+fn check_properties_(properties: Robj) -> Robj {
+    let props = RValue::of(&properties);
+    let result = (|| {
+        if props.len() > 0 && !check::is_named_list(props) {
+            return Err("Object properties must be supplied as named type helpers.".to_string());
+        }
+        for i in 0..props.len() {
+            if !is_type(element(props, i)) {
+                return Err(
+                    "Each entry in `arguments` must be a mcpserver or compatible ellmer type helper.".to_string(),
+                );
+            }
+        }
+        Ok(())
+    })();
+    check::outcome(result)
+}
+
+/// A schema given to `type_from_schema()` as an R list: plain lists only,
+/// and a valid JSON Schema that MCP clients accept.
+/// @noRd
+#[extendr]
+fn check_schema_(schema: Robj, what: &str) -> Robj {
+    let schema = RValue::of(&schema);
+    let result = (|| {
+        check::plain_schema_list(schema, what)?;
+        let text = to_json::to_json(schema).map_err(|e| format!("`{what}` must be JSON serializable: {e}"))?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+        mcp_core::schema::check(&value).map_err(|e| format!("`{what}` is {e}"))
+    })();
+    check::outcome(result)
+}
+
+/// The schema a type helper advertises, as JSON text.
+/// @noRd
+#[extendr]
+fn type_schema_(x: Robj, pretty: bool) -> Robj {
+    match parse(RValue::of(&x)) {
+        Ok(node) => crate::json::render(&node.schema(), pretty).into_robj(),
+        Err(e) => check::fail(e),
+    }
+}
+
+extendr_module! {
+    mod types;
+    fn check_type_args_;
+    fn check_enum_values_;
+    fn check_items_;
+    fn check_properties_;
+    fn check_schema_;
+    fn type_schema_;
+}

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Installs what building and testing mcpserver needs on Debian or Ubuntu:
+# R and the R packages the tests use (from Debian, since CRAN may be out of
+# reach), and checks for a Rust toolchain from rustup. Idempotent, and fast
+# when everything is present.
+set -eu
+
+DEBIAN_PACKAGES="r-base-dev r-cran-testthat r-cran-processx r-cran-jsonlite \
+r-cran-roxygen2 r-cran-withr r-cran-knitr r-cran-rmarkdown pandoc xz-utils \
+python3-venv"
+
+missing=""
+for pkg in $DEBIAN_PACKAGES; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed"; then
+    missing="$missing $pkg"
+  fi
+done
+
+if [ -n "$missing" ]; then
+  echo "install-deps: installing$missing" >&2
+  if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+# Rust comes from rustup (Debian's rustc is far too old for our crates).
+PATH="$HOME/.cargo/bin:$PATH"
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "install-deps: cargo not found. Install Rust with rustup: https://rustup.rs" >&2
+  exit 1
+fi
+for component in rustfmt clippy; do
+  if ! rustup component list --installed 2>/dev/null | grep -q "^$component"; then
+    rustup component add "$component" >/dev/null 2>&1 || true
+  fi
+done

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Runs every test the project has and ends with one line,
+# "N passed, N failed", counting Rust tests, checks, R tests and end-to-end
+# tests together. Exits non-zero if anything failed. This is `make test`.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+export MCPSERVER_KEEP_TARGET=1
+R_LIB="$PWD/.lib"
+LOG_DIR="$PWD/.cache/test-logs"
+mkdir -p "$R_LIB" "$LOG_DIR"
+
+passed=0
+failed=0
+skipped=0
+
+report() { # name, passed, failed[, skipped]
+  printf '== %-28s %4d passed, %d failed%s\n' "$1" "$2" "$3" "${4:+, $4 skipped}"
+  passed=$((passed + $2))
+  failed=$((failed + $3))
+  skipped=$((skipped + ${4:-0}))
+}
+
+# A check that is one pass or one failure; its output is shown on failure.
+check() { # name, command...
+  local name=$1 log="$LOG_DIR/$1.log"
+  shift
+  if "$@" >"$log" 2>&1; then
+    report "$name" 1 0
+  else
+    tail -n 40 "$log"
+    report "$name" 0 1
+  fi
+}
+
+check rust-fmt cargo fmt --manifest-path src/rust/Cargo.toml --all -- --check
+check rust-clippy cargo clippy --manifest-path src/rust/Cargo.toml --workspace --all-targets -- -D warnings
+
+# cargo test prints one "test result:" line per test binary.
+cargo test --manifest-path src/rust/Cargo.toml --workspace -- --test-threads=2 >"$LOG_DIR/rust-test.log" 2>&1
+rust_status=$?
+rust_passed=$(grep -Eo '[0-9]+ passed' "$LOG_DIR/rust-test.log" | awk '{s+=$1} END {print s+0}')
+rust_failed=$(grep -Eo '[0-9]+ failed' "$LOG_DIR/rust-test.log" | awk '{s+=$1} END {print s+0}')
+if [ "$rust_status" -ne 0 ] && [ "$rust_failed" -eq 0 ]; then
+  rust_failed=1 # it did not build
+fi
+[ "$rust_failed" -ne 0 ] && grep -E -A15 '^(failures:|error)' "$LOG_DIR/rust-test.log" | head -n 80
+report rust-test "$rust_passed" "$rust_failed"
+
+if R CMD INSTALL --no-test-load -l "$R_LIB" . >"$LOG_DIR/install.log" 2>&1; then
+  report r-install 1 0
+  check generated-files tools/check-generated.sh "$R_LIB"
+  Rscript tools/testthat.R "$R_LIB" 2>&1 | tee "$LOG_DIR/testthat.log" | grep -v '^COUNTS'
+  counts=$(grep '^COUNTS' "$LOG_DIR/testthat.log" | tail -n 1)
+  if [ -n "$counts" ]; then
+    read -r _ t_passed t_failed t_skipped <<<"$counts"
+    report r-testthat "$t_passed" "$t_failed" "$t_skipped"
+  else
+    report r-testthat 0 1
+  fi
+else
+  tail -n 40 "$LOG_DIR/install.log"
+  report r-install 0 1
+fi
+
+echo
+if [ "$skipped" -gt 0 ]; then
+  echo "$passed passed, $failed failed, $skipped skipped"
+else
+  echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]
