@@ -26,7 +26,7 @@ document: wrappers
 
 ## Install everything and run the example server with a real client.
 demo: install
-	@Rscript tools/demo.R $(R_LIB)
+	@tools/demo.sh
 
 ## Every test: Rust, generated files, R and end-to-end. Ends "N passed, N failed".
 test: deps

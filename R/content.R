@@ -41,10 +41,6 @@ NULL
 new_block <- function(type, fields, annotations, meta) {
   block <- c(list(type = type), fields, list(annotations = annotations, meta = meta))
   rust(check_content_(block))
-  if (!is.null(block$annotations$audience)) {
-    # Kept as a list so a single audience still travels as an array.
-    block$annotations$audience <- as.list(block$annotations$audience)
-  }
   structure(block, class = c(paste0("mcpserver_content_", type), "mcpserver_content"))
 }
 

@@ -18,6 +18,12 @@ json_encode_ <- function(x, pretty) .Call(wrap__json_encode_, x, pretty)
 #' @noRd
 json_decode_ <- function(text) .Call(wrap__json_decode_, text)
 
+#' Problems found validating `instance` against `schema` (both JSON text),
+#' for the tests that check every message against the MCP wire schemas.
+#' Compiled schemas are kept, so repeated checks are cheap.
+#' @noRd
+json_schema_problems_ <- function(schema, instance) .Call(wrap__json_schema_problems_, schema, instance)
+
 #' Checks `tool_result()` arguments in mcplite's order. `content` is `NULL`
 #' when it was not supplied. Returns the list of blocks to store (a single
 #' block wrapped) or the error.
@@ -27,6 +33,11 @@ check_tool_result_ <- function(content, content_missing, structured_content, is_
 #' The text block `tool_result()` adds when only structured content is given.
 #' @noRd
 structured_text_ <- function(structured_content) .Call(wrap__structured_text_, structured_content)
+
+#' What the server would send for a tool that returned `value`, for tests:
+#' the `CallToolResult` of `revision` as JSON text.
+#' @noRd
+result_json_for_test_ <- function(value, revision, structured) .Call(wrap__result_json_for_test_, value, revision, structured)
 
 #' Starts serving on stdin/stdout. `specs` are the definitions `tool()`
 #' stored. Returns the server, or an error for R to raise.

@@ -3,6 +3,8 @@
 # (counted per test) for tools/run-tests.sh.
 lib <- commandArgs(TRUE)[1]
 .libPaths(c(lib, .libPaths()))
+# Run everything, including the slower server-process tests.
+Sys.setenv(NOT_CRAN = "true")
 library(testthat)
 library(mcpserver)
 results <- testthat::test_dir(

@@ -716,7 +716,7 @@ impl Engine {
             return self.respond(&id, text, out);
         };
         let tool = self.registry.tool(index);
-        let args_value = Value::Object(arguments);
+        let args_value = Value::Object(drop_optional_nulls(arguments, &tool.def.input_schema));
         let problems = schema::describe_errors(tool.input_validator.iter_errors(&args_value));
         if !problems.is_empty() {
             let message = format!(
@@ -779,6 +779,18 @@ impl Engine {
         self.batch_of.remove(&id);
         self.listens.insert(id);
     }
+}
+
+/// `null` for an optional argument means "not given": the argument is left
+/// out, so the tool's own default applies.
+fn drop_optional_nulls(mut args: Map<String, Value>, schema: &Value) -> Map<String, Value> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    args.retain(|name, value| !value.is_null() || required.contains(&name.as_str()));
+    args
 }
 
 #[derive(Deserialize)]

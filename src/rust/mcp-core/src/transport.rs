@@ -20,6 +20,21 @@ use std::time::Duration;
 /// How often the reader wakes to see whether the server is stopping.
 const READ_POLL: Duration = Duration::from_millis(50);
 
+/// How often an idle writer checks that the client still reads its stdout.
+const IDLE_CHECK: Duration = Duration::from_millis(250);
+
+/// Whether the reading end of the pipe behind `fd` has been closed.
+fn peer_closed(fd: RawFd) -> bool {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd; a zero timeout does not block.
+    let ready = unsafe { libc::poll(&mut pfd, 1, 0) };
+    ready > 0 && pfd.revents & (libc::POLLERR | libc::POLLHUP) != 0
+}
+
 fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
     if ret < 0 {
         Err(io::Error::last_os_error())
@@ -193,9 +208,22 @@ pub fn spawn_writer(
         .name("mcp-writer".into())
         .spawn(move || {
             block_signals_in_this_thread();
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&output);
             let mut out = BufWriter::with_capacity(64 * 1024, output);
             let result = (|| -> io::Result<()> {
-                while let Ok(line) = lines.recv() {
+                loop {
+                    let line = match lines.recv_timeout(IDLE_CHECK) {
+                        Ok(line) => line,
+                        Err(mpsc::RecvTimeoutError::Timeout) => {
+                            // Nothing to write: notice a client that has
+                            // closed its end without waiting for a write.
+                            if peer_closed(fd) {
+                                return Err(io::Error::from(io::ErrorKind::BrokenPipe));
+                            }
+                            continue;
+                        }
+                        Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                    };
                     write_line(&mut out, &trace, &line)?;
                     while let Ok(line) = lines.try_recv() {
                         write_line(&mut out, &trace, &line)?;

@@ -43,8 +43,47 @@ fn json_decode_(text: &str) -> Robj {
     }
 }
 
+thread_local! {
+    static VALIDATORS: std::cell::RefCell<std::collections::HashMap<String, jsonschema::Validator>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// Problems found validating `instance` against `schema` (both JSON text),
+/// for the tests that check every message against the MCP wire schemas.
+/// Compiled schemas are kept, so repeated checks are cheap.
+/// @noRd
+#[extendr]
+fn json_schema_problems_(schema: &str, instance: &str) -> Robj {
+    let instance: Value = match serde_json::from_str(instance) {
+        Ok(v) => v,
+        Err(e) => return vec![format!("not JSON: {e}")].into_robj(),
+    };
+    VALIDATORS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if !cache.contains_key(schema) {
+            let parsed: Value = match serde_json::from_str(schema) {
+                Ok(v) => v,
+                Err(e) => return vec![format!("schema is not JSON: {e}")].into_robj(),
+            };
+            match jsonschema::validator_for(&parsed) {
+                Ok(v) => {
+                    cache.insert(schema.to_string(), v);
+                }
+                Err(e) => return vec![format!("schema does not compile: {e}")].into_robj(),
+            }
+        }
+        let validator = &cache[schema];
+        let problems: Vec<String> = validator
+            .iter_errors(&instance)
+            .map(|e| format!("{} at `{}`", e, e.instance_path().as_str()))
+            .collect();
+        problems.into_robj()
+    })
+}
+
 extendr_module! {
     mod json;
     fn json_encode_;
     fn json_decode_;
+    fn json_schema_problems_;
 }

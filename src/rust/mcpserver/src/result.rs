@@ -182,8 +182,28 @@ fn structured_text_(structured_content: Robj) -> Robj {
     }
 }
 
+
+/// What the server would send for a tool that returned `value`, for tests:
+/// the `CallToolResult` of `revision` as JSON text.
+/// @noRd
+#[extendr]
+fn result_json_for_test_(value: Robj, revision: &str, structured: bool) -> Robj {
+    let Some(rev) = mcp_core::revision::Revision::parse(revision) else {
+        return check::fail("unknown revision");
+    };
+    let def = mcp_core::tool::ToolDef {
+        name: "t".into(),
+        input_schema: serde_json::json!({"type": "object"}),
+        ..Default::default()
+    };
+    let registry = mcp_core::registry::Registry::new(vec![def]).expect("a valid test tool");
+    let result = from_value(RValue::of(&value), structured);
+    mcp_core::result::render(registry.tool(0), &result, rev, None).into_robj()
+}
+
 extendr_module! {
     mod result;
     fn check_tool_result_;
     fn structured_text_;
+    fn result_json_for_test_;
 }

@@ -1,0 +1,4 @@
+library(testthat)
+library(mcpserver)
+
+test_check("mcpserver")
