@@ -11,7 +11,7 @@ results <- testthat::test_dir(
   "tests/testthat",
   package = "mcpserver",
   load_package = "installed",
-  reporter = testthat::ProgressReporter$new(show_praise = FALSE),
+  reporter = testthat::SummaryReporter$new(show_praise = FALSE),
   stop_on_failure = FALSE,
   stop_on_warning = FALSE
 )

@@ -192,3 +192,58 @@ test_that("a vanished client or SIGTERM ends the server promptly", {
   client$proc$wait(10000)
   expect_false(client$proc$is_alive())
 })
+
+test_that("MCPSERVER_TRACE=1 logs every message to stderr", {
+  client <- start_server(fixture("everything.R"), extra_env = c(MCPSERVER_TRACE = "1"))
+  initialize(client)
+  request(client, 1, "ping")
+  finish(client)
+  err <- client$proc$read_all_error()
+  expect_match(err, '<- {"jsonrpc":"2.0","id":1,"method":"ping"}', fixed = TRUE)
+  expect_match(err, '-> {"jsonrpc":"2.0","id":1,"result":{}}', fixed = TRUE)
+  expect_match(err, "[mcpserver", fixed = TRUE)
+})
+
+test_that("Ctrl-C in an interactive session stops serving and returns to the prompt", {
+  lib <- paste(.libPaths(), collapse = .Platform$path.sep)
+  proc <- processx::process$new(
+    file.path(R.home("bin"), "R"), c("--no-save", "--no-restore", "--quiet", "--interactive"),
+    stdin = "|", stdout = "|", stderr = "|", env = c("current", R_LIBS = lib)
+  )
+  withr::defer(if (proc$is_alive()) proc$kill())
+  client <- new_client(proc)
+  proc$write_input(paste0(
+    "library(mcpserver); add <- function(x, y) x + y; ",
+    "mcp_server(tool(add, 'Add', arguments = list(x = type_number(), y = type_number()))); ",
+    "cat('BACK AT THE PROMPT', isatty(stdin()), '\\n')\n"
+  ))
+  # The server announces itself on stderr once it is serving.
+  deadline <- Sys.time() + 20
+  err <- ""
+  while (!grepl("Serving 1 tool", err) && Sys.time() < deadline) {
+    proc$poll_io(200)
+    err <- paste0(err, proc$read_error())
+  }
+  expect_match(err, "Serving 1 tool")
+  send_line(client, '{"jsonrpc":"2.0","id":1,"method":"ping"}')
+  # The console's prompt shares stdout, so look for the response in the text.
+  deadline <- Sys.time() + 10
+  out <- ""
+  pong <- '{"jsonrpc":"2.0","id":1,"result":{}}'
+  while (!grepl(pong, out, fixed = TRUE) && Sys.time() < deadline) {
+    proc$poll_io(200)
+    out <- paste0(out, proc$read_output())
+  }
+  expect_match(out, pong, fixed = TRUE)
+  proc$signal(tools::SIGINT)
+  deadline <- Sys.time() + 10
+  out <- ""
+  while (!grepl("BACK AT THE PROMPT", out) && Sys.time() < deadline) {
+    proc$poll_io(200)
+    out <- paste0(out, proc$read_output())
+  }
+  expect_match(out, "BACK AT THE PROMPT")
+  expect_true(proc$is_alive())
+  proc$write_input("q('no')\n")
+  proc$wait(5000)
+})

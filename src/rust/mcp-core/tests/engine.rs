@@ -450,12 +450,19 @@ fn invalid_arguments_are_a_tool_error_the_model_can_read() {
 fn null_means_omitted_for_optional_arguments() {
     let mut h = Harness::new();
     h.initialize("2025-11-25");
-    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
-        "name":"add","arguments":{"x":1,"y":2,"z":null}}}));
-    let job = h.jobs.pop().expect("an optional null is dropped, not refused");
+    h.send_value(
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
+        "name":"add","arguments":{"x":1,"y":2,"z":null}}}),
+    );
+    let job = h
+        .jobs
+        .pop()
+        .expect("an optional null is dropped, not refused");
     assert_eq!(Value::Object(job.arguments), json!({"x":1,"y":2}));
-    let r = h.request(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
-        "name":"add","arguments":{"x":null,"y":2}}}));
+    let r = h.request(
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
+        "name":"add","arguments":{"x":null,"y":2}}}),
+    );
     assert_eq!(
         r["result"]["content"][0]["text"],
         "Invalid arguments for tool \"add\": x: expected a number, got null"

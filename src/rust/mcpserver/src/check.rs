@@ -75,7 +75,8 @@ pub fn is_named_list(x: RValue) -> bool {
 
 fn names_complete(x: RValue) -> bool {
     let names = x.names();
-    names.kind() == SEXPTYPE::STRSXP && (0..names.len()).all(|i| names.string(i).is_some_and(|n| !n.is_empty()))
+    names.kind() == SEXPTYPE::STRSXP
+        && (0..names.len()).all(|i| names.string(i).is_some_and(|n| !n.is_empty()))
 }
 
 fn names_unique(x: RValue) -> bool {
@@ -103,16 +104,20 @@ pub fn plain_schema_list(x: RValue, what: &str) -> Result<(), String> {
     match x.kind() {
         SEXPTYPE::VECSXP => {
             if x.has_class() {
-                return Err(format!("`{what}` contains an unsupported classed list container."));
+                return Err(format!(
+                    "`{what}` contains an unsupported classed list container."
+                ));
             }
             for i in 0..x.len() {
                 plain_schema_list(crate::types::element(x, i), what)?;
             }
             Ok(())
         }
-        SEXPTYPE::ENVSXP | SEXPTYPE::CLOSXP | SEXPTYPE::BUILTINSXP | SEXPTYPE::SPECIALSXP => Err(format!(
+        SEXPTYPE::ENVSXP | SEXPTYPE::CLOSXP | SEXPTYPE::BUILTINSXP | SEXPTYPE::SPECIALSXP => {
+            Err(format!(
             "`{what}` must be JSON serializable; functions and environments are not JSON values."
-        )),
+        ))
+        }
         _ => Ok(()),
     }
 }

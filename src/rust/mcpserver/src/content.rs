@@ -32,7 +32,15 @@ fn canonical_fields(kind: &str) -> Option<&'static [&'static str]> {
             "annotations",
             "meta",
         ],
-        "resource" => &["type", "uri", "text", "blob", "mime_type", "annotations", "meta"],
+        "resource" => &[
+            "type",
+            "uri",
+            "text",
+            "blob",
+            "mime_type",
+            "annotations",
+            "meta",
+        ],
         _ => return None,
     })
 }
@@ -54,19 +62,27 @@ pub fn read_block(x: RValue) -> Result<Block, String> {
     let fields = canonical_fields(&kind).ok_or(INVALID_FIELDS)?;
     let names = x.names();
     let has_fields = names.len() == fields.len()
-        && fields.iter().all(|f| (0..names.len()).any(|i| names.string(i).as_deref() == Some(*f)));
+        && fields
+            .iter()
+            .all(|f| (0..names.len()).any(|i| names.string(i).as_deref() == Some(*f)));
     if !has_fields {
         return Err(INVALID_FIELDS.into());
     }
     let content = match kind.as_str() {
         "text" => {
-            require(is_single_string(field(x, "text")), "`text` must be a single string.")?;
+            require(
+                is_single_string(field(x, "text")),
+                "`text` must be a single string.",
+            )?;
             Content::Text {
                 text: string_field(x, "text").unwrap_or_default(),
             }
         }
         "image" | "audio" => {
-            require(is_single_string(field(x, "data")), "`data` must be a single string.")?;
+            require(
+                is_single_string(field(x, "data")),
+                "`data` must be a single string.",
+            )?;
             check_mime_type(field(x, "mime_type"), true)?;
             let data = string_field(x, "data").unwrap_or_default();
             let mime_type = string_field(x, "mime_type").unwrap_or_default();
@@ -77,10 +93,19 @@ pub fn read_block(x: RValue) -> Result<Block, String> {
             }
         }
         "resource_link" => {
-            require(is_non_empty_string(field(x, "uri")), "`uri` must be a non-empty string.")?;
-            require(is_non_empty_string(field(x, "name")), "`name` must be a non-empty string.")?;
+            require(
+                is_non_empty_string(field(x, "uri")),
+                "`uri` must be a non-empty string.",
+            )?;
+            require(
+                is_non_empty_string(field(x, "name")),
+                "`name` must be a non-empty string.",
+            )?;
             optional_string(field(x, "title"), "`title` must be a single string.")?;
-            optional_string(field(x, "description"), "`description` must be a single string.")?;
+            optional_string(
+                field(x, "description"),
+                "`description` must be a single string.",
+            )?;
             check_mime_type(field(x, "mime_type"), false)?;
             let size = field(x, "size");
             let size = if size.is_null() {
@@ -101,9 +126,15 @@ pub fn read_block(x: RValue) -> Result<Block, String> {
             }
         }
         _ => {
-            require(is_non_empty_string(field(x, "uri")), "`uri` must be a non-empty string.")?;
+            require(
+                is_non_empty_string(field(x, "uri")),
+                "`uri` must be a non-empty string.",
+            )?;
             let (text, blob) = (field(x, "text"), field(x, "blob"));
-            require(text.is_null() != blob.is_null(), "Supply exactly one of `text` or `blob`.")?;
+            require(
+                text.is_null() != blob.is_null(),
+                "Supply exactly one of `text` or `blob`.",
+            )?;
             let body = if !text.is_null() {
                 require(is_single_string(text), "`text` must be a single string.")?;
                 ResourceBody::Text(string_field(x, "text").unwrap_or_default())
@@ -145,13 +176,19 @@ fn check_mime_type(x: RValue, required: bool) -> Result<(), String> {
         return Ok(());
     }
     require(is_single_string(x), "`mime_type` must be a single string.")?;
-    require(is_non_empty_string(x), "`mime_type` must be a non-empty string.")
+    require(
+        is_non_empty_string(x),
+        "`mime_type` must be a non-empty string.",
+    )
 }
 
 /// Block annotations: `audience`, `priority` and `last_modified` checked,
 /// other keys kept; returned in wire form (`lastModified` last).
 fn read_annotations(x: RValue) -> Result<Option<Map<String, Value>>, String> {
-    require(is_json_object(x), "`annotations` must be a named JSON object.")?;
+    require(
+        is_json_object(x),
+        "`annotations` must be a named JSON object.",
+    )?;
     let names = x.names();
     let mut wire = Map::new();
     let mut last_modified = None;
@@ -160,14 +197,22 @@ fn read_annotations(x: RValue) -> Result<Option<Map<String, Value>>, String> {
         let value = crate::types::element(x, i);
         match key.as_str() {
             "lastModified" => {
-                return Err("Use the R-facing annotation name `last_modified`, not `lastModified`.".into())
+                return Err(
+                    "Use the R-facing annotation name `last_modified`, not `lastModified`.".into(),
+                )
             }
             "audience" => {
                 let ok = value.kind() == SEXPTYPE::STRSXP
                     && value.len() > 0
-                    && (0..value.len()).all(|j| matches!(value.string(j).as_deref(), Some("user" | "assistant")));
-                require(ok, "`annotations$audience` must contain only `user` and `assistant`.")?;
-                let roles = (0..value.len()).map(|j| Value::from(value.string(j).unwrap_or_default().as_ref())).collect();
+                    && (0..value.len())
+                        .all(|j| matches!(value.string(j).as_deref(), Some("user" | "assistant")));
+                require(
+                    ok,
+                    "`annotations$audience` must contain only `user` and `assistant`.",
+                )?;
+                let roles = (0..value.len())
+                    .map(|j| Value::from(value.string(j).unwrap_or_default().as_ref()))
+                    .collect();
                 wire.insert(key, Value::Array(roles));
             }
             "priority" => {
@@ -176,7 +221,9 @@ fn read_annotations(x: RValue) -> Result<Option<Map<String, Value>>, String> {
                 wire.insert(key, Value::from(p));
             }
             "last_modified" => {
-                let s = value.as_single_string().ok_or("`annotations$last_modified` must be a single string.")?;
+                let s = value
+                    .as_single_string()
+                    .ok_or("`annotations$last_modified` must be a single string.")?;
                 last_modified = Some(Value::from(s.as_ref()));
             }
             _ => {
@@ -201,7 +248,8 @@ pub fn read_meta(x: RValue) -> Result<Option<Map<String, Value>>, String> {
 
 /// A value converted for the wire, or the "must be JSON serializable" error.
 pub fn json_value(x: RValue, what: &str) -> Result<Value, String> {
-    let text = to_json::to_json(x).map_err(|e| format!("`{what}` must be JSON serializable: {e}"))?;
+    let text =
+        to_json::to_json(x).map_err(|e| format!("`{what}` must be JSON serializable: {e}"))?;
     serde_json::from_str(&text).map_err(|e| format!("`{what}` must be JSON serializable: {e}"))
 }
 

@@ -6,8 +6,9 @@
 //! and an array of a scalar type an atomic vector (`sum(x)` just works).
 
 use extendr_ffi::{
-    cetype_t, R_NaInt, R_NaReal, R_NaString, R_NamesSymbol, R_NilValue, Rf_allocVector, Rf_mkCharLenCE,
-    Rf_protect, Rf_setAttrib, Rf_unprotect, INTEGER, LOGICAL, REAL, SET_STRING_ELT, SET_VECTOR_ELT, SEXP, SEXPTYPE,
+    cetype_t, R_NaInt, R_NaReal, R_NaString, R_NamesSymbol, R_NilValue, Rf_allocVector,
+    Rf_mkCharLenCE, Rf_protect, Rf_setAttrib, Rf_unprotect, INTEGER, LOGICAL, REAL, SET_STRING_ELT,
+    SET_VECTOR_ELT, SEXP, SEXPTYPE,
 };
 use serde_json::{Map, Value};
 
@@ -28,13 +29,19 @@ pub enum Shape {
 impl Shape {
     fn property(&self, name: &str) -> &Shape {
         match self {
-            Shape::Object(props) => props.iter().find(|(n, _)| n == name).map_or(&Shape::Raw, |(_, s)| s),
+            Shape::Object(props) => props
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or(&Shape::Raw, |(_, s)| s),
             _ => &Shape::Raw,
         }
     }
 
     fn is_scalar(&self) -> bool {
-        matches!(self, Shape::Number | Shape::Integer | Shape::String | Shape::Boolean)
+        matches!(
+            self,
+            Shape::Number | Shape::Integer | Shape::String | Shape::Boolean
+        )
     }
 }
 
@@ -89,7 +96,10 @@ pub unsafe fn arguments(args: &Map<String, Value>, shapes: &[(String, Shape)]) -
     let names = Rf_protect(Rf_allocVector(SEXPTYPE::STRSXP, present.len() as isize));
     for (i, (name, value)) in present.iter().enumerate() {
         SET_STRING_ELT(names, i as isize, mk_char(name));
-        let shape = shapes.iter().find(|(n, _)| n == *name).map_or(&Shape::Raw, |(_, s)| s);
+        let shape = shapes
+            .iter()
+            .find(|(n, _)| n == *name)
+            .map_or(&Shape::Raw, |(_, s)| s);
         SET_VECTOR_ELT(list, i as isize, build(value, shape));
     }
     Rf_setAttrib(list, R_NamesSymbol, names);
@@ -155,12 +165,14 @@ unsafe fn object(map: &Map<String, Value>, shape: &Shape) -> SEXP {
 /// if some element is not of the item type.
 unsafe fn atomic_vector(items: &[Value], item: &Shape) -> Option<SEXP> {
     let n = items.len() as isize;
-    let fits = items.iter().all(|v| match (item, v) {
-        (_, Value::Null) => true,
-        (Shape::Number | Shape::Integer, Value::Number(_)) => true,
-        (Shape::String, Value::String(_)) => true,
-        (Shape::Boolean, Value::Bool(_)) => true,
-        _ => false,
+    let fits = items.iter().all(|v| {
+        matches!(
+            (item, v),
+            (_, Value::Null)
+                | (Shape::Number | Shape::Integer, Value::Number(_))
+                | (Shape::String, Value::String(_))
+                | (Shape::Boolean, Value::Bool(_))
+        )
     });
     if !fits {
         return None;
@@ -249,7 +261,10 @@ mod tests {
             checked(json!(3000000000u64), Shape::Integer).unwrap_err(),
             "x: 3000000000 does not fit in an R integer"
         );
-        assert!(checked(json!(-2147483648i64), Shape::Integer).is_err(), "that is NA_integer_");
+        assert!(
+            checked(json!(-2147483648i64), Shape::Integer).is_err(),
+            "that is NA_integer_"
+        );
         let nested = Shape::Object(vec![("n".into(), Shape::Array(Box::new(Shape::Integer)))]);
         assert_eq!(
             checked(json!({"n":[1, 2, 1e10]}), nested).unwrap_err(),

@@ -11,7 +11,8 @@ use extendr_ffi::SEXPTYPE;
 use mcp_core::result::{Block, ToolResult};
 use serde_json::value::RawValue;
 
-const CONTENT_REQUIRED: &str = "`content` must contain at least one block created by a `content_*()` constructor.";
+const CONTENT_REQUIRED: &str =
+    "`content` must contain at least one block created by a `content_*()` constructor.";
 const CONTENT_BLOCKS: &str = "`content` must contain blocks created by `content_*()` constructors.";
 const STRUCTURED_OBJECT: &str = "`structured_content` must be a named JSON object.";
 const RESULT_FIELDS: [&str; 4] = ["content", "structured_content", "is_error", "meta"];
@@ -25,7 +26,13 @@ fn is_block(x: RValue) -> bool {
 /// block wrapped) or the error.
 /// @noRd
 #[extendr]
-fn check_tool_result_(content: Robj, content_missing: bool, structured_content: Robj, is_error: Robj, meta: Robj) -> Robj {
+fn check_tool_result_(
+    content: Robj,
+    content_missing: bool,
+    structured_content: Robj,
+    is_error: Robj,
+    meta: Robj,
+) -> Robj {
     let content = RValue::of(&content);
     let structured = RValue::of(&structured_content);
     let result = (|| -> Result<(), String> {
@@ -92,7 +99,8 @@ fn convert(value: RValue, structured_output: bool) -> Result<ToolResult, String>
         return from_tool_result(value);
     }
     if structured_output {
-        let json = to_json::to_json(value).map_err(|e| format!("Failed to convert tool result to JSON: {e}"))?;
+        let json = to_json::to_json(value)
+            .map_err(|e| format!("Failed to convert tool result to JSON: {e}"))?;
         return Ok(ToolResult {
             content: vec![Block::text(json.clone())],
             structured: Some(raw(json)),
@@ -120,7 +128,11 @@ fn text_of(value: RValue) -> Result<String, String> {
     }
     if value.kind() == SEXPTYPE::STRSXP && !value.has_class() {
         let parts: Vec<String> = (0..value.len())
-            .map(|i| value.string(i).map_or_else(|| "NA".to_string(), |s| s.into_owned()))
+            .map(|i| {
+                value
+                    .string(i)
+                    .map_or_else(|| "NA".to_string(), |s| s.into_owned())
+            })
             .collect();
         return Ok(parts.join("\n"));
     }
@@ -137,7 +149,9 @@ fn from_tool_result(x: RValue) -> Result<ToolResult, String> {
     let names = x.names();
     let exact = x.kind() == SEXPTYPE::VECSXP
         && names.len() == RESULT_FIELDS.len()
-        && RESULT_FIELDS.iter().all(|f| (0..names.len()).any(|i| names.string(i).as_deref() == Some(*f)));
+        && RESULT_FIELDS
+            .iter()
+            .all(|f| (0..names.len()).any(|i| names.string(i).as_deref() == Some(*f)));
     if !exact {
         return Err("Invalid canonical `mcpserver_tool_result` fields.".into());
     }
@@ -181,7 +195,6 @@ fn structured_text_(structured_content: Robj) -> Robj {
         Err(e) => check::fail(e),
     }
 }
-
 
 /// What the server would send for a tool that returned `value`, for tests:
 /// the `CallToolResult` of `revision` as JSON text.

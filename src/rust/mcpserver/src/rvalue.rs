@@ -5,8 +5,8 @@
 //! longjmp can cross Rust frames.
 
 use extendr_ffi::{
-    cetype_t, R_CHAR, R_ClassSymbol, R_DimSymbol, R_LevelsSymbol, R_NaString, R_NamesSymbol, R_NilValue,
-    Rf_getAttrib, Rf_install, Rf_xlength, LENGTH, SEXP, SEXPTYPE, STRING_ELT, TYPEOF,
+    cetype_t, R_ClassSymbol, R_DimSymbol, R_LevelsSymbol, R_NaString, R_NamesSymbol, R_NilValue,
+    Rf_getAttrib, Rf_install, Rf_xlength, LENGTH, R_CHAR, SEXP, SEXPTYPE, STRING_ELT, TYPEOF,
 };
 use std::borrow::Cow;
 use std::ffi::CString;

@@ -144,7 +144,11 @@ impl McpServer {
             let tool = &self.tools[job.tool];
             let mut problems = Vec::new();
             for (name, value) in &job.arguments {
-                let shape = tool.shapes.iter().find(|(n, _)| n == name).map_or(&from_json::Shape::Raw, |(_, s)| s);
+                let shape = tool
+                    .shapes
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map_or(&from_json::Shape::Raw, |(_, s)| s);
                 let mut path = name.clone();
                 if let Err(e) = from_json::check(value, shape, &mut path) {
                     problems.push(e);
@@ -152,18 +156,25 @@ impl McpServer {
             }
             if !problems.is_empty() {
                 let name = &server.registry().tool(job.tool).def.name;
-                let message = format!("Invalid arguments for tool \"{name}\": {}", problems.join("; "));
+                let message = format!(
+                    "Invalid arguments for tool \"{name}\": {}",
+                    problems.join("; ")
+                );
                 server.complete(job.id, Outcome::Done(ToolResult::error(message)));
                 continue;
             }
             // SAFETY: R's main thread; the list is protected by Robj at once.
-            let arguments = unsafe { Robj::from_sexp(from_json::arguments(&job.arguments, &tool.shapes)) };
+            let arguments =
+                unsafe { Robj::from_sexp(from_json::arguments(&job.arguments, &tool.shapes)) };
             return List::from_pairs(vec![
                 ("id", Robj::from(job.id as f64)),
                 ("tool", Robj::from(job.tool as i32 + 1)),
                 ("arguments", arguments),
                 ("request_id", Robj::from(job.context.request_id.as_json())),
-                ("protocol_version", Robj::from(job.context.revision.as_str())),
+                (
+                    "protocol_version",
+                    Robj::from(job.context.revision.as_str()),
+                ),
             ])
             .into();
         }
@@ -173,7 +184,10 @@ impl McpServer {
     /// @noRd
     fn complete_value(&self, job: f64, tool: i32, value: Robj) {
         if let Some(server) = &self.server {
-            let structured = self.tools.get((tool - 1) as usize).is_some_and(|t| t.structured_output);
+            let structured = self
+                .tools
+                .get((tool - 1) as usize)
+                .is_some_and(|t| t.structured_output);
             let result = result::from_value(RValue::of(&value), structured);
             server.complete(job as JobId, Outcome::Done(result));
         }
@@ -197,7 +211,9 @@ impl McpServer {
         let job = job as JobId;
         let (outcome, why) = match server.interrupt_reason() {
             Some((j, Interrupt::Cancel)) if j == job => (Outcome::Cancelled, "cancelled"),
-            Some((j, Interrupt::Timeout(limit))) if j == job => (Outcome::TimedOut(limit), "timeout"),
+            Some((j, Interrupt::Timeout(limit))) if j == job => {
+                (Outcome::TimedOut(limit), "timeout")
+            }
             Some((j, Interrupt::Shutdown)) if j == job => (Outcome::Cancelled, "shutdown"),
             _ => (
                 Outcome::Done(ToolResult::error(
@@ -214,7 +230,9 @@ impl McpServer {
     /// or timeout whose job has ended), as opposed to Ctrl-C.
     /// @noRd
     fn interrupt_was_ours(&self) -> bool {
-        self.server.as_ref().is_some_and(|s| s.interrupt_reason().is_some())
+        self.server
+            .as_ref()
+            .is_some_and(|s| s.interrupt_reason().is_some())
     }
 
     /// Stops serving and restores stdin and stdout. Safe to call twice.
@@ -243,11 +261,16 @@ fn arguments_for_test_(specs: List, tool: i32, json: &str) -> Robj {
         Ok(p) => p,
         Err(e) => return check::fail(e),
     };
-    let Ok(serde_json::Value::Object(args)) = serde_json::from_str::<serde_json::Value>(json) else {
+    let Ok(serde_json::Value::Object(args)) = serde_json::from_str::<serde_json::Value>(json)
+    else {
         return check::fail("arguments must be a JSON object");
     };
     for (name, value) in &args {
-        let shape = plan.arguments.iter().find(|(n, _)| n == name).map_or(&from_json::Shape::Raw, |(_, s)| s);
+        let shape = plan
+            .arguments
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(&from_json::Shape::Raw, |(_, s)| s);
         if let Err(e) = from_json::check(value, shape, &mut name.clone()) {
             return check::fail(e);
         }

@@ -94,7 +94,11 @@ impl Writer {
                 write_str(&mut self.out, &encoded);
                 Ok(())
             }
-            SEXPTYPE::LGLSXP | SEXPTYPE::INTSXP | SEXPTYPE::REALSXP | SEXPTYPE::STRSXP | SEXPTYPE::CPLXSXP => {
+            SEXPTYPE::LGLSXP
+            | SEXPTYPE::INTSXP
+            | SEXPTYPE::REALSXP
+            | SEXPTYPE::STRSXP
+            | SEXPTYPE::CPLXSXP => {
                 if x.inherits("json") && x.kind() == SEXPTYPE::STRSXP && x.len() == 1 {
                     return self.embedded_json(x);
                 }
@@ -138,7 +142,14 @@ impl Writer {
 
     /// Row-major nesting of an R array: the first dimension is outermost.
     /// `offset` and `stride` locate the current slice in column-major data.
-    fn array(&mut self, atomic: &Atomic, dims: &[usize], level: usize, offset: usize, stride: usize) {
+    fn array(
+        &mut self,
+        atomic: &Atomic,
+        dims: &[usize],
+        level: usize,
+        offset: usize,
+        stride: usize,
+    ) {
         let n = dims[level];
         self.out.push('[');
         for i in 0..n {
@@ -284,7 +295,7 @@ impl Writer {
                 // A matrix column: row i of the matrix.
                 let atomic = Atomic::new(col);
                 let nrow = data_frame_rows_of_matrix(col);
-                let ncol = if nrow == 0 { 0 } else { atomic.len() / nrow };
+                let ncol = atomic.len().checked_div(nrow).unwrap_or(0);
                 self.out.push('[');
                 for j in 0..ncol {
                     if j > 0 {
@@ -326,7 +337,14 @@ impl Writer {
             if i > 0 {
                 self.out.push(',');
             }
-            let parts = [year[i % year.len()], mon[i % mon.len()], mday[i % mday.len()], hour[i % hour.len()], min[i % min.len()], sec[i]];
+            let parts = [
+                year[i % year.len()],
+                mon[i % mon.len()],
+                mday[i % mday.len()],
+                hour[i % hour.len()],
+                min[i % min.len()],
+                sec[i],
+            ];
             if parts.iter().any(|v| !v.is_finite()) {
                 self.out.push_str("null");
                 continue;
@@ -334,7 +352,11 @@ impl Writer {
             let offset = if utc {
                 Some(0)
             } else {
-                gmtoff.as_ref().map(|g| g[i % g.len()]).filter(|g| g.is_finite()).map(|g| g as i32)
+                gmtoff
+                    .as_ref()
+                    .map(|g| g[i % g.len()])
+                    .filter(|g| g.is_finite())
+                    .map(|g| g as i32)
             };
             let text = format_civil(
                 parts[0] as i64 + 1900,
@@ -362,7 +384,9 @@ fn element(x: RValue, i: usize) -> RValue {
 
 fn numeric_values(x: RValue) -> Option<Vec<f64>> {
     match x.kind() {
-        SEXPTYPE::REALSXP => Some(unsafe { std::slice::from_raw_parts(REAL(x.0), x.len()) }.to_vec()),
+        SEXPTYPE::REALSXP => {
+            Some(unsafe { std::slice::from_raw_parts(REAL(x.0), x.len()) }.to_vec())
+        }
         SEXPTYPE::INTSXP => Some(
             unsafe { std::slice::from_raw_parts(INTEGER(x.0), x.len()) }
                 .iter()
@@ -397,7 +421,11 @@ impl Column {
     fn new(col: RValue) -> Column {
         let atomic_kind = matches!(
             col.kind(),
-            SEXPTYPE::LGLSXP | SEXPTYPE::INTSXP | SEXPTYPE::REALSXP | SEXPTYPE::STRSXP | SEXPTYPE::CPLXSXP
+            SEXPTYPE::LGLSXP
+                | SEXPTYPE::INTSXP
+                | SEXPTYPE::REALSXP
+                | SEXPTYPE::STRSXP
+                | SEXPTYPE::CPLXSXP
         );
         if atomic_kind && col.dim().is_null() {
             Column::Atomic(Atomic::new(col))
@@ -412,7 +440,9 @@ impl Column {
 fn tz_name(x: RValue) -> Option<String> {
     let tz = x.attr_named("tzone");
     if tz.kind() == SEXPTYPE::STRSXP && tz.len() >= 1 {
-        tz.string(0).map(|s| s.into_owned()).filter(|s| !s.is_empty())
+        tz.string(0)
+            .map(|s| s.into_owned())
+            .filter(|s| !s.is_empty())
     } else {
         None
     }
@@ -450,7 +480,9 @@ impl Atomic {
                 SEXPTYPE::LGLSXP => Atomic::Logical(std::slice::from_raw_parts(LOGICAL(x.0), n)),
                 SEXPTYPE::INTSXP if x.inherits("factor") => {
                     let levels = x.levels();
-                    let labels = (0..levels.len()).map(|i| levels.string(i).map(|s| s.into_owned())).collect();
+                    let labels = (0..levels.len())
+                        .map(|i| levels.string(i).map(|s| s.into_owned()))
+                        .collect();
                     Atomic::Factor(std::slice::from_raw_parts(INTEGER(x.0), n), labels)
                 }
                 SEXPTYPE::INTSXP | SEXPTYPE::REALSXP if x.inherits("Date") => {
@@ -516,7 +548,11 @@ impl Atomic {
             }
             Atomic::Factor(codes, labels) => {
                 let code = codes[i];
-                match usize::try_from(code - 1).ok().and_then(|k| labels.get(k)).and_then(|l| l.as_deref()) {
+                match usize::try_from(code - 1)
+                    .ok()
+                    .and_then(|k| labels.get(k))
+                    .and_then(|l| l.as_deref())
+                {
                     Some(label) if code != i32::MIN => write_str(out, label),
                     _ => out.push_str("null"),
                 }
@@ -554,12 +590,25 @@ fn format_instant(secs: f64, tz: &TimeZone, utc: bool) -> String {
     let days = local.div_euclid(86_400);
     let of_day = local.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
-    let (hh, mm, ss) = ((of_day / 3600) as u32, ((of_day % 3600) / 60) as u32, (of_day % 60) as f64 + frac);
+    let (hh, mm, ss) = (
+        (of_day / 3600) as u32,
+        ((of_day % 3600) / 60) as u32,
+        (of_day % 60) as f64 + frac,
+    );
     format_civil(y, m, d, hh, mm, ss, Some(offset), utc)
 }
 
 #[allow(clippy::too_many_arguments)]
-fn format_civil(y: i64, m: u32, d: u32, hh: u32, mm: u32, ss: f64, offset: Option<i32>, utc: bool) -> String {
+fn format_civil(
+    y: i64,
+    m: u32,
+    d: u32,
+    hh: u32,
+    mm: u32,
+    ss: f64,
+    offset: Option<i32>,
+    utc: bool,
+) -> String {
     let whole = ss.floor();
     let micros = ((ss - whole) * 1e6).round() as u32;
     let mut text = format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{:02}", whole as u32);
@@ -598,7 +647,11 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
 fn format_complex(re: f64, im: f64) -> String {
     let mut s = String::new();
     write_f64(&mut s, re);
-    s.push(if im < 0.0 || (im == 0.0 && im.is_sign_negative()) { '-' } else { '+' });
+    s.push(if im < 0.0 || (im == 0.0 && im.is_sign_negative()) {
+        '-'
+    } else {
+        '+'
+    });
     write_f64(&mut s, im.abs());
     s.push('i');
     s
@@ -695,12 +748,24 @@ mod tests {
 
     #[test]
     fn instants_carry_their_offset() {
-        assert_eq!(format_instant(1704164645.0, &TimeZone::UTC, true), "2024-01-02T03:04:05Z");
-        assert_eq!(format_instant(1704164645.25, &TimeZone::UTC, true), "2024-01-02T03:04:05.25Z");
+        assert_eq!(
+            format_instant(1704164645.0, &TimeZone::UTC, true),
+            "2024-01-02T03:04:05Z"
+        );
+        assert_eq!(
+            format_instant(1704164645.25, &TimeZone::UTC, true),
+            "2024-01-02T03:04:05.25Z"
+        );
         let paris = TimeZone::get("Europe/Paris").unwrap();
-        assert_eq!(format_instant(1704164645.0, &paris, false), "2024-01-02T04:04:05+01:00");
+        assert_eq!(
+            format_instant(1704164645.0, &paris, false),
+            "2024-01-02T04:04:05+01:00"
+        );
         let ny = TimeZone::get("America/New_York").unwrap();
-        assert_eq!(format_instant(1719900000.0, &ny, false), "2024-07-02T02:00:00-04:00");
+        assert_eq!(
+            format_instant(1719900000.0, &ny, false),
+            "2024-07-02T02:00:00-04:00"
+        );
     }
 
     #[test]

@@ -111,16 +111,31 @@ impl ToolArgs {
             SEXPTYPE::CLOSXP | SEXPTYPE::BUILTINSXP | SEXPTYPE::SPECIALSXP
         );
         require(is_function, "`fun` must be a function.")?;
-        require(is_single_string(self.description), "`description` must be a single string.")?;
+        require(
+            is_single_string(self.description),
+            "`description` must be a single string.",
+        )?;
         require(
             self.n_dots == 0,
             "`...` is not supported; supply argument schemas with `arguments`.",
         )?;
-        require(!self.name.is_null(), "`name` is required when `fun` is anonymous.")?;
-        let name = self.name.as_single_string().ok_or("`name` must be a single string.")?;
+        require(
+            !self.name.is_null(),
+            "`name` is required when `fun` is anonymous.",
+        )?;
+        let name = self
+            .name
+            .as_single_string()
+            .ok_or("`name` must be a single string.")?;
         let long = check_name(&name)?;
-        require(is_named_list(self.arguments), "`arguments` must be a named list of type helpers.")?;
-        require(is_named_list(self.annotations), "`annotations` must be a named list.")?;
+        require(
+            is_named_list(self.arguments),
+            "`arguments` must be a named list of type helpers.",
+        )?;
+        require(
+            is_named_list(self.annotations),
+            "`annotations` must be a named list.",
+        )?;
         check_output_schema(self.output_schema)?;
         let mut keep = Vec::with_capacity(self.arguments.len());
         for i in 0..self.arguments.len() {
@@ -141,8 +156,12 @@ impl ToolArgs {
         if !self.meta.is_null() {
             read_meta(self.meta)?;
         }
-        let timeout_ok = self.timeout.is_null() || single_number(self.timeout).is_some_and(|t| t > 0.0);
-        require(timeout_ok, "`timeout` must be NULL or a positive number of seconds.")?;
+        let timeout_ok =
+            self.timeout.is_null() || single_number(self.timeout).is_some_and(|t| t > 0.0);
+        require(
+            timeout_ok,
+            "`timeout` must be NULL or a positive number of seconds.",
+        )?;
         require(is_flag(self.convert), "`convert` must be TRUE or FALSE.")?;
         let warning = long.then(|| {
             format!(
@@ -181,7 +200,9 @@ impl ToolArgs {
                 ));
             }
             if dots.is_none() {
-                return Err(format!("`arguments` declares `{arg}`, which is not an argument of `fun`."));
+                return Err(format!(
+                    "`arguments` declares `{arg}`, which is not an argument of `fun`."
+                ));
             }
         }
         Ok(())
@@ -212,10 +233,16 @@ fn tool_annotations(x: RValue) -> Result<Robj, String> {
             .find(|(snake, _)| *snake == key)
             .map_or(key.clone(), |(_, camel)| camel.to_string());
         if ANNOTATION_HINTS.iter().any(|(_, camel)| *camel == wire) {
-            require(is_flag(value), &format!("`annotations${wire}` must be TRUE or FALSE."))?;
+            require(
+                is_flag(value),
+                &format!("`annotations${wire}` must be TRUE or FALSE."),
+            )?;
         }
         if wire == "title" {
-            require(is_single_string(value), "`annotations$title` must be a single string.")?;
+            require(
+                is_single_string(value),
+                "`annotations$title` must be a single string.",
+            )?;
         }
         json_value(value, "annotations")?;
         if pairs.iter().any(|(k, _)| *k == wire) {
@@ -236,7 +263,8 @@ pub fn read_icons(x: RValue) -> Result<Option<Value>, String> {
     if x.is_null() {
         return Ok(None);
     }
-    const ICON: &str = "`icons` must be a list of icons, each a list with a `src` string and optional \
+    const ICON: &str =
+        "`icons` must be a list of icons, each a list with a `src` string and optional \
                         `mime_type`, `sizes` and `theme` (\"light\" or \"dark\").";
     require(is_list(x) && x.len() > 0 && !x.has_class(), ICON)?;
     let mut icons = Vec::with_capacity(x.len());
@@ -250,20 +278,30 @@ pub fn read_icons(x: RValue) -> Result<Option<Value>, String> {
             let value = element(icon, j);
             match key.as_str() {
                 "src" => {
-                    let src = value.as_single_string().filter(|s| !s.is_empty()).ok_or(ICON)?;
+                    let src = value
+                        .as_single_string()
+                        .filter(|s| !s.is_empty())
+                        .ok_or(ICON)?;
                     wire.insert("src".into(), Value::from(src.as_ref()));
                 }
                 "mime_type" | "mimeType" => {
-                    let m = value.as_single_string().filter(|s| !s.is_empty()).ok_or(ICON)?;
+                    let m = value
+                        .as_single_string()
+                        .filter(|s| !s.is_empty())
+                        .ok_or(ICON)?;
                     wire.insert("mimeType".into(), Value::from(m.as_ref()));
                 }
                 "sizes" => {
                     require(value.kind() == SEXPTYPE::STRSXP, ICON)?;
-                    let sizes = (0..value.len()).map(|k| Value::from(value.string(k).unwrap_or_default().as_ref()));
+                    let sizes = (0..value.len())
+                        .map(|k| Value::from(value.string(k).unwrap_or_default().as_ref()));
                     wire.insert("sizes".into(), Value::Array(sizes.collect()));
                 }
                 "theme" => {
-                    let t = value.as_single_string().filter(|t| t == "light" || t == "dark").ok_or(ICON)?;
+                    let t = value
+                        .as_single_string()
+                        .filter(|t| t == "light" || t == "dark")
+                        .ok_or(ICON)?;
                     wire.insert("theme".into(), Value::from(t.as_ref()));
                 }
                 _ => return Err(ICON.into()),
@@ -285,12 +323,16 @@ pub struct ToolPlan {
 
 /// Reads the definition `tool()` stored on a function.
 pub fn plan(spec: RValue) -> Result<ToolPlan, String> {
-    let name = field(spec, "name").as_single_string().ok_or("a tool without a name")?.into_owned();
+    let name = field(spec, "name")
+        .as_single_string()
+        .ok_or("a tool without a name")?
+        .into_owned();
     let arguments = field(spec, "arguments");
     let arg_names = arguments.names();
     let mut nodes: Vec<(String, TypeNode)> = Vec::with_capacity(arguments.len());
     for i in 0..arguments.len() {
-        let node = types::parse(element(arguments, i)).map_err(|e| format!("Tool \"{name}\": {e}"))?;
+        let node =
+            types::parse(element(arguments, i)).map_err(|e| format!("Tool \"{name}\": {e}"))?;
         if !matches!(node.spec, TypeSpec::Ignore) {
             nodes.push((arg_names.string(i).unwrap_or_default().into_owned(), node));
         }
@@ -304,7 +346,11 @@ pub fn plan(spec: RValue) -> Result<ToolPlan, String> {
     let output_schema = if output.is_null() {
         None
     } else {
-        Some(types::parse(output).map_err(|e| format!("Tool \"{name}\": {e}"))?.schema())
+        Some(
+            types::parse(output)
+                .map_err(|e| format!("Tool \"{name}\": {e}"))?
+                .schema(),
+        )
     };
     let annotations = match json_value(field(spec, "annotations"), "annotations")? {
         Value::Object(map) if !map.is_empty() => Some(map),
@@ -314,13 +360,21 @@ pub fn plan(spec: RValue) -> Result<ToolPlan, String> {
     let timeout = single_number(field(spec, "timeout")).map(Duration::from_secs_f64);
     let def = ToolDef {
         name,
-        title: field(spec, "title").as_single_string().map(|s| s.into_owned()),
-        description: field(spec, "description").as_single_string().map(|s| s.into_owned()),
+        title: field(spec, "title")
+            .as_single_string()
+            .map(|s| s.into_owned()),
+        description: field(spec, "description")
+            .as_single_string()
+            .map(|s| s.into_owned()),
         input_schema: object_schema(&nodes, false, None),
         output_schema,
         annotations,
         icons: read_icons(field(spec, "icons"))?,
-        meta: if meta.is_null() { None } else { read_meta(meta)? },
+        meta: if meta.is_null() {
+            None
+        } else {
+            read_meta(meta)?
+        },
         task_support: Default::default(),
         timeout,
     };
@@ -350,7 +404,11 @@ fn tool_definition_(spec: Robj, revision: &str, pretty: bool) -> Robj {
         let known: Vec<&str> = Revision::ALL.iter().map(|r| r.as_str()).collect();
         return check::fail(format!(
             "`protocol_version` must be one of {}.",
-            known.iter().map(|k| format!("\"{k}\"")).collect::<Vec<_>>().join(", ")
+            known
+                .iter()
+                .map(|k| format!("\"{k}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     };
     match plan(RValue::of(&spec)) {

@@ -79,7 +79,9 @@ pub fn parse(x: RValue) -> Result<TypeNode, String> {
         return Err("not a type helper".into());
     }
     let kind = field(x, "kind").as_single_string().unwrap_or_default();
-    let description = field(x, "description").as_single_string().map(|s| s.into_owned());
+    let description = field(x, "description")
+        .as_single_string()
+        .map(|s| s.into_owned());
     let required = flag(field(x, "required"), true);
     let spec = match kind.as_ref() {
         "boolean" => TypeSpec::Boolean,
@@ -91,7 +93,11 @@ pub fn parse(x: RValue) -> Result<TypeNode, String> {
             let mut out = Vec::with_capacity(values.len());
             let mut kinds = Vec::with_capacity(values.len());
             for i in 0..values.len() {
-                let v = if values.kind() == SEXPTYPE::VECSXP { element(values, i) } else { values };
+                let v = if values.kind() == SEXPTYPE::VECSXP {
+                    element(values, i)
+                } else {
+                    values
+                };
                 kinds.push(r_scalar_kind(v));
                 let text = to_json::to_json(v).map_err(|e| e.to_string())?;
                 out.push(serde_json::from_str(&text).map_err(|e| e.to_string())?);
@@ -223,7 +229,11 @@ impl TypeNode {
 }
 
 /// `{"type":"object","properties":{…},"required":[…],"additionalProperties":…}`.
-pub fn object_schema(properties: &[(String, TypeNode)], additional: bool, description: Option<&str>) -> Value {
+pub fn object_schema(
+    properties: &[(String, TypeNode)],
+    additional: bool,
+    description: Option<&str>,
+) -> Value {
     let mut props = Map::new();
     let mut required = Vec::new();
     for (name, node) in properties {
@@ -274,13 +284,23 @@ mod tests {
     fn schemas_match_mcplite_shapes() {
         let mut n = node(TypeSpec::Number);
         n.description = Some("x".into());
-        assert_eq!(n.schema().to_string(), r#"{"type":"number","description":"x"}"#);
+        assert_eq!(
+            n.schema().to_string(),
+            r#"{"type":"number","description":"x"}"#
+        );
         let arr = node(TypeSpec::Array(Box::new(node(TypeSpec::String))));
-        assert_eq!(arr.schema(), json!({"type":"array","items":{"type":"string"}}));
+        assert_eq!(
+            arr.schema(),
+            json!({"type":"array","items":{"type":"string"}})
+        );
         let mut optional = node(TypeSpec::Integer);
         optional.required = false;
         let obj = object_schema(
-            &[("a".into(), node(TypeSpec::Boolean)), ("b".into(), optional), ("c".into(), node(TypeSpec::Ignore))],
+            &[
+                ("a".into(), node(TypeSpec::Boolean)),
+                ("b".into(), optional),
+                ("c".into(), node(TypeSpec::Ignore)),
+            ],
             false,
             None,
         );
@@ -362,7 +382,8 @@ fn check_schema_(schema: Robj, what: &str) -> Robj {
     let schema = RValue::of(&schema);
     let result = (|| {
         check::plain_schema_list(schema, what)?;
-        let text = to_json::to_json(schema).map_err(|e| format!("`{what}` must be JSON serializable: {e}"))?;
+        let text = to_json::to_json(schema)
+            .map_err(|e| format!("`{what}` must be JSON serializable: {e}"))?;
         let value: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
         mcp_core::schema::check(&value).map_err(|e| format!("`{what}` is {e}"))
     })();

@@ -1,0 +1,23 @@
+#!/bin/sh
+# `make check`: R CMD build and R CMD check --no-manual of the package with
+# its vendored Rust crates; fails on any ERROR or WARNING.
+set -eu
+cd "$(dirname "$0")/.."
+PATH="$HOME/.cargo/bin:$PATH"
+rm -rf mcpserver.Rcheck mcpserver_*.tar.gz
+R CMD build .
+# Offline checks: no CRAN, no time server.
+empty_repo=$(mktemp -d)
+mkdir -p "$empty_repo/src/contrib"
+: > "$empty_repo/src/contrib/PACKAGES"
+profile=$(mktemp)
+echo "options(repos = c(CRAN = 'file://$empty_repo'))" > "$profile"
+export R_PROFILE_USER="$profile" _R_CHECK_SYSTEM_CLOCK_=FALSE \
+  _R_CHECK_CRAN_INCOMING_=false _R_CHECK_CRAN_INCOMING_REMOTE_=false NOT_CRAN=true
+R CMD check --no-manual mcpserver_*.tar.gz || true
+log=mcpserver.Rcheck/00check.log
+status=$(grep '^Status:' "$log" || echo "Status: no result")
+echo "$status"
+if grep -q -E '^Status:.*(ERROR|WARNING)' "$log" || ! grep -q '^Status:' "$log"; then
+  exit 1
+fi
