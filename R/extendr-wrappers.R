@@ -120,6 +120,34 @@ type_schema_ <- function(x, pretty) .Call(wrap__type_schema_, x, pretty)
 #'}
 #'}
 #'
+#'\subsection{Method `progress`}{
+#'The running call reports progress.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `log`}{
+#'The running call logs a message at `level` (checked by the R side).
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `cancelled`}{
+#'Whether the client cancelled this call.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `request_context`}{
+#'What a handler may know about the request it serves (`mcp_request()`).
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
 #'\subsection{Method `interrupt_was_ours`}{
 #'Whether the server itself sent the interrupt R just caught (a cancel
 #'or timeout whose job has ended), as opposed to Ctrl-C.
@@ -151,6 +179,14 @@ McpServer$complete_value <- function(job, tool, value) .Call(wrap__McpServer__co
 McpServer$complete_error <- function(job, message) .Call(wrap__McpServer__complete_error, self, job, message)
 
 McpServer$complete_interrupted <- function(job) .Call(wrap__McpServer__complete_interrupted, self, job)
+
+McpServer$progress <- function(job, progress, total, message) .Call(wrap__McpServer__progress, self, job, progress, total, message)
+
+McpServer$log <- function(job, level, message) .Call(wrap__McpServer__log, self, job, level, message)
+
+McpServer$cancelled <- function(job) .Call(wrap__McpServer__cancelled, self, job)
+
+McpServer$request_context <- function() .Call(wrap__McpServer__request_context, self)
 
 McpServer$interrupt_was_ours <- function() .Call(wrap__McpServer__interrupt_was_ours, self)
 

@@ -63,6 +63,8 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
     specs, name, version, title, instructions, max_message_size, timeout
   ))
   on.exit(server$stop(), add = TRUE)
+  the$server <- server
+  on.exit(the$server <- NULL, add = TRUE)
   if (interactive()) {
     message(sprintf("Serving %d tool(s) on stdin/stdout; press Ctrl-C to stop.", length(tools)))
   }
@@ -139,11 +141,15 @@ serve_next <- function(server, tools) {
 }
 
 run_job <- function(server, job, handler) {
+  the$job <- job
+  on.exit(the$job <- NULL)
   tryCatch(
     {
       value <- withCallingHandlers(
         do.call(handler, job$arguments),
+        message = function(m) forward_log("info", sub("\n$", "", conditionMessage(m))),
         warning = function(w) {
+          forward_log("warning", conditionMessage(w))
           message("Warning in tool call: ", conditionMessage(w))
           invokeRestart("muffleWarning")
         }

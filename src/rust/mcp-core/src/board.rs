@@ -30,6 +30,8 @@ struct State {
     current: Option<JobId>,
     /// Jobs cancelled while they waited in the queue.
     cancelled: HashSet<JobId>,
+    /// The running job has been cancelled (for handlers that check).
+    current_cancelled: bool,
     reason: Option<(JobId, Interrupt, Instant)>,
 }
 
@@ -60,6 +62,7 @@ impl Board {
             return false;
         }
         s.current = Some(job);
+        s.current_cancelled = false;
         true
     }
 
@@ -68,8 +71,15 @@ impl Board {
         let mut s = self.lock();
         if s.current == Some(job) {
             s.current = None;
+            s.current_cancelled = false;
         }
         s.cancelled.remove(&job);
+    }
+
+    /// Whether the client cancelled `job` (running or queued).
+    pub fn is_cancelled(&self, job: JobId) -> bool {
+        let s = self.lock();
+        (s.current == Some(job) && s.current_cancelled) || s.cancelled.contains(&job)
     }
 
     pub fn current(&self) -> Option<JobId> {
@@ -81,6 +91,7 @@ impl Board {
     pub fn cancel(&self, job: JobId) {
         let mut s = self.lock();
         if s.current == Some(job) {
+            s.current_cancelled = true;
             self.fire(&mut s, job, Interrupt::Cancel);
         } else {
             s.cancelled.insert(job);
@@ -153,8 +164,11 @@ mod tests {
         assert!(b.begin(1));
         b.cancel(1);
         assert_eq!(fired.load(Ordering::SeqCst), 1);
+        assert!(b.is_cancelled(1));
         assert_eq!(b.take_reason(), Some((1, Interrupt::Cancel)));
         assert_eq!(b.take_reason(), None);
+        b.end(1);
+        assert!(!b.is_cancelled(1));
     }
 
     #[test]

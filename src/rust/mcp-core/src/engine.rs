@@ -7,6 +7,7 @@
 //! here blocks or touches threads, so every rule is testable in `cargo test`.
 
 use crate::jsonrpc::{self, Line, Message, RequestId};
+use crate::logging::LogLevel;
 use crate::registry::Registry;
 use crate::result::{self, ToolResult};
 use crate::revision::Revision;
@@ -16,7 +17,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -24,6 +25,10 @@ const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Progress notifications for one request are sent at most this often; a
+/// faster flood is thinned, the latest value winning.
+pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
 /// Methods 2026-07-28 removed: a modern request for one gets -32601.
 const REMOVED_IN_MODERN: &[&str] = &[
@@ -86,6 +91,8 @@ pub struct CallContext {
     pub meta: Option<Map<String, Value>>,
     /// `{name, version, ...}` as the client described itself.
     pub client_info: Option<Value>,
+    /// The level a 2026-07-28 request asked to receive logs at.
+    pub log_level: Option<LogLevel>,
 }
 
 /// A `tools/call` for the R thread.
@@ -119,11 +126,23 @@ pub enum Output {
     Run(Box<Job>),
     /// The client cancelled this job: drop it if queued, interrupt it if running.
     Cancel(JobId),
+    /// Call [`Engine::on_progress_due`] for this job after the delay.
+    ProgressDue(JobId, Duration),
+}
+
+/// One progress report from a running tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
 }
 
 struct Session {
     revision: Revision,
     client_info: Option<Value>,
+    /// Set by `logging/setLevel`; no logs are sent before it.
+    log_level: Option<LogLevel>,
 }
 
 struct JobState {
@@ -131,6 +150,28 @@ struct JobState {
     tool: usize,
     revision: Revision,
     cancelled: bool,
+    progress_token: Option<String>,
+    /// Log level of a 2026-07-28 request (legacy ones follow the session).
+    log_level: Option<LogLevel>,
+    /// The last progress value sent, and when.
+    last_progress: Option<(f64, Instant)>,
+    /// A report held back by the rate limit, to send when it is due.
+    pending_progress: Option<Progress>,
+}
+
+impl JobState {
+    fn new(request_id: RequestId, tool: usize, revision: Revision) -> JobState {
+        JobState {
+            request_id,
+            tool,
+            revision,
+            cancelled: false,
+            progress_token: None,
+            log_level: None,
+            last_progress: None,
+            pending_progress: None,
+        }
+    }
 }
 
 /// Responses collected for one 2025-03-26 batch.
@@ -252,6 +293,14 @@ impl Engine {
             self.forget_in_batch(&state.request_id, out);
             return;
         }
+        // A report the rate limit held back still goes out, before the result.
+        if let (Some(update), Some(token)) = (&state.pending_progress, &state.progress_token) {
+            out.push(Output::Write(progress_notification(
+                token,
+                update,
+                state.revision,
+            )));
+        }
         let tool = self.registry.tool(state.tool);
         let message = match outcome {
             Outcome::Done(result) => match result::check_output(tool, &result) {
@@ -283,6 +332,97 @@ impl Engine {
             }
         };
         self.respond(&state.request_id, message, out);
+    }
+
+    /// A running tool reported progress. Sent when the client gave a
+    /// progress token, only when the value increased, and at most once per
+    /// [`PROGRESS_INTERVAL`] (a report arriving sooner is held, the latest
+    /// one winning, and sent when due).
+    pub fn on_progress(
+        &mut self,
+        job: JobId,
+        update: Progress,
+        now: Instant,
+        out: &mut Vec<Output>,
+    ) {
+        let Some(state) = self.jobs.get_mut(&job) else {
+            return;
+        };
+        let (Some(token), false) = (&state.progress_token, state.cancelled) else {
+            return;
+        };
+        let floor = state
+            .pending_progress
+            .as_ref()
+            .map(|p| p.progress)
+            .or(state.last_progress.map(|(v, _)| v));
+        if !update.progress.is_finite() || floor.is_some_and(|f| update.progress <= f) {
+            return;
+        }
+        match state.last_progress {
+            Some((_, at)) if now.duration_since(at) < PROGRESS_INTERVAL => {
+                if state.pending_progress.is_none() {
+                    out.push(Output::ProgressDue(
+                        job,
+                        PROGRESS_INTERVAL - now.duration_since(at),
+                    ));
+                }
+                state.pending_progress = Some(update);
+            }
+            _ => {
+                out.push(Output::Write(progress_notification(
+                    token,
+                    &update,
+                    state.revision,
+                )));
+                state.last_progress = Some((update.progress, now));
+            }
+        }
+    }
+
+    /// A held-back progress report is due.
+    pub fn on_progress_due(&mut self, job: JobId, now: Instant, out: &mut Vec<Output>) {
+        let Some(state) = self.jobs.get_mut(&job) else {
+            return;
+        };
+        let (Some(update), Some(token)) = (state.pending_progress.take(), &state.progress_token)
+        else {
+            return;
+        };
+        if !state.cancelled {
+            out.push(Output::Write(progress_notification(
+                token,
+                &update,
+                state.revision,
+            )));
+            state.last_progress = Some((update.progress, now));
+        }
+    }
+
+    /// A running tool logged a message. Sent only to a client that asked:
+    /// a 2026-07-28 request through its `logLevel`, a handshake-era session
+    /// through `logging/setLevel`; never for a cancelled request.
+    pub fn on_log(&mut self, job: JobId, level: LogLevel, data: Value, out: &mut Vec<Output>) {
+        let Some(state) = self.jobs.get(&job) else {
+            return;
+        };
+        let threshold = if state.revision.is_modern() {
+            state.log_level
+        } else {
+            self.session.as_ref().and_then(|s| s.log_level)
+        };
+        if state.cancelled || threshold.is_none_or(|t| level < t) {
+            return;
+        }
+        let params = json!({
+            "level": level.as_str(),
+            "logger": self.registry.tool(state.tool).def.name,
+            "data": data,
+        });
+        out.push(Output::Write(jsonrpc::notification(
+            "notifications/message",
+            &params.to_string(),
+        )));
     }
 
     fn call_result(&self, state: &JobState, result: &ToolResult) -> String {
@@ -488,11 +628,29 @@ impl Engine {
                 self.respond(&id, text, out)
             }
             "tools/call" => self.tools_call(id, params, raw, rev, client_info, out),
+            "logging/setLevel" => {
+                let text = self.set_level(&id, params);
+                self.respond(&id, text, out)
+            }
             _ => {
                 let text = method_not_found(&id, method);
                 self.respond(&id, text, out)
             }
         }
+    }
+
+    fn set_level(&mut self, id: &RequestId, params: &Value) -> String {
+        let Some(level) = params
+            .get("level")
+            .and_then(Value::as_str)
+            .and_then(LogLevel::parse)
+        else {
+            return invalid_params(id, "`level` must be one of debug, info, notice, warning, error, critical, alert, emergency");
+        };
+        if let Some(session) = &mut self.session {
+            session.log_level = Some(level);
+        }
+        jsonrpc::success(id, "{}")
     }
 
     fn on_modern_request(
@@ -540,7 +698,7 @@ impl Engine {
             }
         }
         if let Some(level) = meta.and_then(|m| m.get(META_LOG_LEVEL)) {
-            if !level.as_str().is_some_and(is_log_level) {
+            if level.as_str().and_then(LogLevel::parse).is_none() {
                 let text = invalid_params(
                     &id,
                     &format!("`_meta[\"{META_LOG_LEVEL}\"]` is not a log level"),
@@ -620,9 +778,11 @@ impl Engine {
         let revision = Revision::parse(requested)
             .filter(|r| !r.is_modern())
             .unwrap_or(Revision::LATEST_LEGACY);
+        let log_level = self.session.as_ref().and_then(|s| s.log_level);
         self.session = Some(Session {
             revision,
             client_info: params.get("clientInfo").cloned(),
+            log_level,
         });
         let mut result = Map::new();
         result.insert("protocolVersion".into(), Value::from(revision.as_str()));
@@ -638,7 +798,7 @@ impl Engine {
     }
 
     fn capabilities(&self, _rev: Revision) -> Value {
-        json!({ "tools": { "listChanged": false } })
+        json!({ "logging": {}, "tools": { "listChanged": false } })
     }
 
     fn discover(&self, id: &RequestId) -> String {
@@ -724,12 +884,7 @@ impl Engine {
                 tool.def.name,
                 problems.join("; ")
             );
-            let state = JobState {
-                request_id: id.clone(),
-                tool: index,
-                revision: rev,
-                cancelled: false,
-            };
+            let state = JobState::new(id.clone(), index, rev);
             let text = self.call_result(&state, &ToolResult::error(message));
             return self.respond(&id, text, out);
         }
@@ -738,17 +893,17 @@ impl Engine {
         };
         let meta = params.get("_meta").and_then(Value::as_object).cloned();
         let progress_token = raw.and_then(progress_token);
+        let log_level = meta
+            .as_ref()
+            .and_then(|m| m.get(META_LOG_LEVEL))
+            .and_then(Value::as_str)
+            .and_then(LogLevel::parse);
         let job = self.next_job;
         self.next_job += 1;
-        self.jobs.insert(
-            job,
-            JobState {
-                request_id: id.clone(),
-                tool: index,
-                revision: rev,
-                cancelled: false,
-            },
-        );
+        let mut state = JobState::new(id.clone(), index, rev);
+        state.progress_token = progress_token.clone();
+        state.log_level = log_level;
+        self.jobs.insert(job, state);
         self.by_request.insert(id.clone(), job);
         out.push(Output::Run(Box::new(Job {
             id: job,
@@ -760,6 +915,7 @@ impl Engine {
                 progress_token,
                 meta,
                 client_info,
+                log_level,
             },
         })));
     }
@@ -828,6 +984,19 @@ fn cancelled_request_id(params: &RawValue) -> Option<RequestId> {
     RequestId::from_raw(parsed.request_id)
 }
 
+fn progress_notification(token: &str, update: &Progress, rev: Revision) -> String {
+    let mut params = Map::new();
+    params.insert("progressToken".into(), raw_json(token));
+    params.insert("progress".into(), json!(update.progress));
+    if let Some(total) = update.total.filter(|t| t.is_finite()) {
+        params.insert("total".into(), json!(total));
+    }
+    if let (Some(message), true) = (&update.message, rev.has_progress_message()) {
+        params.insert("message".into(), Value::from(message.as_str()));
+    }
+    jsonrpc::notification("notifications/progress", &Value::Object(params).to_string())
+}
+
 fn server_info(info: &ServerInfo, rev: Revision) -> Value {
     let mut map = Map::new();
     map.insert("name".into(), Value::from(info.name.as_str()));
@@ -844,13 +1013,6 @@ fn supported_versions() -> Value {
     let mut all: Vec<&str> = Revision::ALL.iter().map(|r| r.as_str()).collect();
     all.reverse();
     json!(all)
-}
-
-fn is_log_level(level: &str) -> bool {
-    matches!(
-        level,
-        "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" | "emergency"
-    )
 }
 
 fn check_initialize_params(params: &Value) -> Result<(), String> {

@@ -9,6 +9,7 @@ pub mod board;
 pub mod engine;
 pub mod framing;
 pub mod jsonrpc;
+pub mod logging;
 pub mod registry;
 pub mod result;
 pub mod revision;

@@ -8,8 +8,9 @@
 //! while R is busy; tool calls queue for the R thread in arrival order.
 
 use crate::board::{Board, Interrupt};
-use crate::engine::{Config, Engine, Job, JobId, Outcome, Output};
+use crate::engine::{Config, Engine, Job, JobId, Outcome, Output, Progress};
 use crate::framing::Frame;
+use crate::logging::LogLevel;
 use crate::registry::Registry;
 use crate::trace::Trace;
 use crate::transport::{self, Inbound, StdioGuard};
@@ -32,6 +33,9 @@ enum Event {
     Inbound(Inbound),
     Started(JobId, usize),
     Completed(JobId, Outcome),
+    Progress(JobId, Progress),
+    ProgressDue(JobId),
+    Log(JobId, LogLevel, serde_json::Value),
     Deadline(JobId, Duration),
     Abandon(JobId, Duration),
     ClientGone,
@@ -196,6 +200,21 @@ impl Server {
         let _ = self.events.send(Event::Completed(job, outcome));
     }
 
+    /// A running job reports progress (sent if the client asked for it).
+    pub fn progress(&self, job: JobId, update: Progress) {
+        let _ = self.events.send(Event::Progress(job, update));
+    }
+
+    /// A running job logs a message (sent if the client asked for logs).
+    pub fn log(&self, job: JobId, level: LogLevel, data: serde_json::Value) {
+        let _ = self.events.send(Event::Log(job, level, data));
+    }
+
+    /// Whether the client has cancelled `job`.
+    pub fn is_cancelled(&self, job: JobId) -> bool {
+        self.board.is_cancelled(job)
+    }
+
     /// Why the tool thread was interrupted, if the server did it: consumed
     /// by the call. `None` means the interrupt came from elsewhere (Ctrl-C).
     pub fn interrupt_reason(&self) -> Option<(JobId, Interrupt)> {
@@ -273,6 +292,14 @@ impl Dispatcher {
                 }
                 Event::Started(job, tool) => self.arm_timeout(job, tool),
                 Event::Completed(job, outcome) => self.engine.on_completed(job, outcome, &mut out),
+                Event::Progress(job, update) => {
+                    self.engine
+                        .on_progress(job, update, Instant::now(), &mut out)
+                }
+                Event::ProgressDue(job) => {
+                    self.engine.on_progress_due(job, Instant::now(), &mut out)
+                }
+                Event::Log(job, level, data) => self.engine.on_log(job, level, data, &mut out),
                 Event::Deadline(job, limit) => {
                     if self
                         .board
@@ -316,6 +343,7 @@ impl Dispatcher {
                     }
                 }
                 Output::Cancel(job) => self.board.cancel(job),
+                Output::ProgressDue(job, delay) => self.after(delay, Event::ProgressDue(job)),
             }
         }
     }

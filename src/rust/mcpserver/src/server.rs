@@ -11,10 +11,12 @@ use crate::rvalue::RValue;
 use crate::tool::{plan, ToolPlan};
 use extendr_api::prelude::*;
 use mcp_core::board::Interrupt;
-use mcp_core::engine::{Config, JobId, Outcome, ServerInfo};
+use mcp_core::engine::{Config, Job, JobId, Outcome, Progress, ServerInfo};
+use mcp_core::logging::LogLevel;
 use mcp_core::registry::Registry;
 use mcp_core::result::ToolResult;
 use mcp_core::server::{Polled, Server};
+use std::cell::RefCell;
 use std::os::raw::{c_int, c_void};
 use std::time::Duration;
 
@@ -50,6 +52,8 @@ struct ToolCall {
 pub struct McpServer {
     server: Option<Server>,
     tools: Vec<ToolCall>,
+    /// The call R is running, for `mcp_request()`.
+    current: RefCell<Option<Box<Job>>>,
 }
 
 /// Starts serving on stdin/stdout. `specs` are the definitions `tool()`
@@ -112,6 +116,7 @@ fn server_start_(
         Ok(server) => McpServer {
             server: Some(server),
             tools,
+            current: RefCell::new(None),
         }
         .into(),
         Err(e) => check::fail(format!("could not take over stdin and stdout: {e}")),
@@ -166,23 +171,21 @@ impl McpServer {
             // SAFETY: R's main thread; the list is protected by Robj at once.
             let arguments =
                 unsafe { Robj::from_sexp(from_json::arguments(&job.arguments, &tool.shapes)) };
-            return List::from_pairs(vec![
+            let listed = List::from_pairs(vec![
                 ("id", Robj::from(job.id as f64)),
                 ("tool", Robj::from(job.tool as i32 + 1)),
                 ("arguments", arguments),
-                ("request_id", Robj::from(job.context.request_id.as_json())),
-                (
-                    "protocol_version",
-                    Robj::from(job.context.revision.as_str()),
-                ),
             ])
             .into();
+            *self.current.borrow_mut() = Some(job);
+            return listed;
         }
     }
 
     /// The handler returned `value`.
     /// @noRd
     fn complete_value(&self, job: f64, tool: i32, value: Robj) {
+        self.current.borrow_mut().take();
         if let Some(server) = &self.server {
             let structured = self
                 .tools
@@ -196,6 +199,7 @@ impl McpServer {
     /// The handler raised an R error with this message.
     /// @noRd
     fn complete_error(&self, job: f64, message: &str) {
+        self.current.borrow_mut().take();
         if let Some(server) = &self.server {
             server.complete(job as JobId, Outcome::Done(ToolResult::error(message)));
         }
@@ -205,6 +209,7 @@ impl McpServer {
     /// `"shutdown"` (the client left) or `"user"` (Ctrl-C at the console).
     /// @noRd
     fn complete_interrupted(&self, job: f64) -> &'static str {
+        self.current.borrow_mut().take();
         let Some(server) = &self.server else {
             return "user";
         };
@@ -224,6 +229,84 @@ impl McpServer {
         };
         server.complete(job, outcome);
         why
+    }
+
+    /// The running call reports progress.
+    /// @noRd
+    fn progress(&self, job: f64, progress: f64, total: Nullable<f64>, message: Nullable<String>) {
+        if let Some(server) = &self.server {
+            let update = Progress {
+                progress,
+                total: total.into_option(),
+                message: message.into_option(),
+            };
+            server.progress(job as JobId, update);
+        }
+    }
+
+    /// The running call logs a message at `level` (checked by the R side).
+    /// @noRd
+    fn log(&self, job: f64, level: &str, message: &str) {
+        if let (Some(server), Some(level)) = (&self.server, LogLevel::parse(level)) {
+            server.log(job as JobId, level, serde_json::Value::from(message));
+        }
+    }
+
+    /// Whether the client cancelled this call.
+    /// @noRd
+    fn cancelled(&self, job: f64) -> bool {
+        self.server
+            .as_ref()
+            .is_some_and(|s| s.is_cancelled(job as JobId))
+    }
+
+    /// What a handler may know about the request it serves (`mcp_request()`).
+    /// @noRd
+    fn request_context(&self) -> Robj {
+        let current = self.current.borrow();
+        let (Some(job), Some(server)) = (current.as_ref(), &self.server) else {
+            return ().into();
+        };
+        let context = &job.context;
+        let raw = |text: &str| -> Robj {
+            match serde_json::from_str::<serde_json::Value>(text) {
+                // SAFETY: R's main thread; protected by Robj at once.
+                Ok(v) => unsafe { Robj::from_sexp(from_json::build(&v, &from_json::Shape::Raw)) },
+                Err(_) => ().into(),
+            }
+        };
+        let value = |v: &Option<serde_json::Value>| -> Robj {
+            match v {
+                // SAFETY: as above.
+                Some(v) => unsafe { Robj::from_sexp(from_json::build(v, &from_json::Shape::Raw)) },
+                None => ().into(),
+            }
+        };
+        let meta = context.meta.clone().map(serde_json::Value::Object);
+        List::from_pairs(vec![
+            ("request_id", raw(context.request_id.as_json())),
+            (
+                "tool",
+                Robj::from(server.registry().tool(job.tool).def.name.as_str()),
+            ),
+            ("protocol_version", Robj::from(context.revision.as_str())),
+            ("client", value(&context.client_info)),
+            ("meta", value(&meta)),
+            (
+                "progress_token",
+                context
+                    .progress_token
+                    .as_deref()
+                    .map_or_else(|| ().into(), raw),
+            ),
+            (
+                "log_level",
+                context
+                    .log_level
+                    .map_or_else(|| ().into(), |l| Robj::from(l.as_str())),
+            ),
+        ])
+        .into()
     }
 
     /// Whether the server itself sent the interrupt R just caught (a cancel

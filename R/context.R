@@ -1,0 +1,104 @@
+#' Powers for long-running tools: progress, logging, cancellation
+#'
+#' Functions a tool can call while it runs. Outside a tool call (for
+#' example when the function is called directly in R) they do nothing and
+#' return quietly, so tools stay ordinary, testable R functions.
+#'
+#' * `mcp_progress()` reports progress. The client sees it only if it asked
+#'   for progress (by sending a progress token with the call); clients such as
+#'   Claude Code reset their timeout on each report, so long tools stay alive.
+#'   Values must increase: a report whose `progress` is not above the last
+#'   one is dropped. Reports in a tight loop are thinned to at most one per 50
+#'   milliseconds, the latest value winning.
+#' * `mcp_log()` sends a log message at one of the eight RFC 5424 levels. It
+#'   reaches the client only if the client asked for logs at that level or
+#'   above (`logging/setLevel` in the handshake-era protocol, a per-request
+#'   log level in 2026-07-28); it always goes to stderr too. Inside a tool,
+#'   `message()` is forwarded at level `"info"` and `warning()` at level
+#'   `"warning"` in the same way (and still printed to stderr).
+#' * `mcp_cancelled()` tells whether the client cancelled the call. A cancel
+#'   interrupts the tool's R code as Ctrl-C would (so `on.exit()` handlers
+#'   run); `mcp_cancelled()` is for code that catches that interrupt, or runs
+#'   C code that never checks for interrupts, and wants to stop cleanly.
+#' * `mcp_request()` describes the request being served.
+#'
+#' @param progress How far the work has come (any increasing number).
+#' @param total The value `progress` will reach at the end, or `NULL`.
+#' @param message A short description of the current step, or `NULL`
+#'   (clients of the 2024-11-05 revision do not receive it).
+#' @param level One of `"debug"`, `"info"`, `"notice"`, `"warning"`,
+#'   `"error"`, `"critical"`, `"alert"`, `"emergency"`.
+#' @param ... The message, pasted together (as in [message()]).
+#' @return `mcp_progress()` and `mcp_log()`: whether a tool call was
+#'   running (invisibly). `mcp_cancelled()`: `TRUE` or `FALSE`.
+#'   `mcp_request()`: `NULL` outside a tool call, otherwise a list with
+#'   `request_id`, `tool`, `protocol_version`, `client` (the client's name
+#'   and version as it reported them), `meta` (the request's `_meta`, e.g.
+#'   a `traceparent`), `progress_token` and `log_level`.
+#' @examples
+#' fit_models <- function(n = 3) {
+#'   for (i in seq_len(n)) {
+#'     if (mcp_cancelled()) break
+#'     mcp_progress(i, total = n, message = sprintf("model %d of %d", i, n))
+#'     mcp_log("info", "fitting model ", i)
+#'     Sys.sleep(0.1)
+#'   }
+#'   "done"
+#' }
+#' fit_models() # outside a server: the calls do nothing
+#' @name tool-context
+NULL
+
+# The server and the call R is running, for the functions above.
+the <- new.env(parent = emptyenv())
+
+current_call <- function() {
+  if (is.null(the$server) || is.null(the$job)) NULL else the$job
+}
+
+log_levels <- c("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+#' @rdname tool-context
+#' @export
+mcp_progress <- function(progress, total = NULL, message = NULL) {
+  number <- function(x) is.numeric(x) && length(x) == 1L && !is.na(x) && is.finite(x)
+  if (!number(progress)) abort("`progress` must be a single finite number.")
+  if (!is.null(total) && !number(total)) abort("`total` must be NULL or a single finite number.")
+  if (!is.null(message) && !is_string(message)) abort("`message` must be NULL or a single string.")
+  job <- current_call()
+  if (is.null(job)) return(invisible(FALSE))
+  the$server$progress(job$id, as.double(progress), if (!is.null(total)) as.double(total), message)
+  invisible(TRUE)
+}
+
+#' @rdname tool-context
+#' @export
+mcp_log <- function(level, ...) {
+  if (!is_string(level) || !level %in% log_levels) {
+    abort(paste0("`level` must be one of ", paste0('"', log_levels, '"', collapse = ", "), "."))
+  }
+  text <- paste0(...)
+  cat(sprintf("[%s] %s\n", level, text), file = stderr())
+  forward_log(level, text)
+}
+
+forward_log <- function(level, text) {
+  job <- current_call()
+  if (is.null(job)) return(invisible(FALSE))
+  the$server$log(job$id, level, text)
+  invisible(TRUE)
+}
+
+#' @rdname tool-context
+#' @export
+mcp_cancelled <- function() {
+  job <- current_call()
+  !is.null(job) && isTRUE(the$server$cancelled(job$id))
+}
+
+#' @rdname tool-context
+#' @export
+mcp_request <- function() {
+  if (is.null(current_call())) return(NULL)
+  the$server$request_context()
+}

@@ -1,0 +1,74 @@
+#!/bin/sh
+# `make bench`: mcpserver against the servers a user would pick instead,
+# side by side in one run. Installs every peer pinned under .cache/bench,
+# installs the package from the working tree into .cache/bench-lib, runs
+# the measurements, prints the table and writes bench/README.md.
+#   bench/run.sh           # the full run (under ~10 minutes on 2 cores)
+#   bench/run.sh --quick   # tiny counts, to try the harness; README untouched
+set -eu
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+started=$(date +%s)
+cache=.cache/bench
+mkdir -p "$cache/logs" "$cache/results"
+
+for tool in Rscript python3 node npm perl cargo; do
+  command -v "$tool" >/dev/null || { echo "bench: $tool is not on PATH" >&2; exit 1; }
+done
+
+# Reinstall a peer only when its pins change: the stamp names their checksum.
+stamp_of() { cat "$@" | cksum | cut -d' ' -f1; }
+
+echo "== Python SDK peer (bench/servers/requirements.txt)"
+py_stamp="$cache/python/.installed-$(stamp_of bench/servers/requirements.txt)"
+if [ ! -f "$py_stamp" ]; then
+  rm -rf "$cache/python"
+  python3 -m venv "$cache/python"
+  "$cache/python/bin/pip" install --quiet --disable-pip-version-check -r bench/servers/requirements.txt
+  touch "$py_stamp"
+fi
+
+echo "== TypeScript SDK peer (bench/servers/package-lock.json)"
+node_stamp="$cache/node/.installed-$(stamp_of bench/servers/package.json bench/servers/package-lock.json)"
+if [ ! -f "$node_stamp" ]; then
+  rm -rf "$cache/node"
+  mkdir -p "$cache/node"
+  cp bench/servers/package.json bench/servers/package-lock.json "$cache/node/"
+  (cd "$cache/node" && npm ci --no-audit --no-fund --loglevel=error)
+  touch "$node_stamp"
+fi
+# Node resolves packages next to the script, so the server runs from there.
+cp bench/servers/ts-sdk.mjs "$cache/node/ts-sdk.mjs"
+
+echo "== mcpserver from the working tree into .cache/bench-lib"
+# Built from a copy so that nothing is written into src/ while someone else
+# builds there. The copy's Rust target directory lives on between runs
+# (a symlink), so only the first run compiles everything.
+src="$cache/src"
+rm -rf "$src"
+mkdir -p "$src" "$cache/target"
+# The working tree: tracked and untracked files git does not ignore (those
+# deleted but not committed left out), plus the vendored crates if present.
+{
+  git ls-files --cached --others --exclude-standard -- . ':!bench'
+  echo src/rust/vendor.tar.xz
+  echo src/rust/vendor-config.toml
+} | while IFS= read -r f; do [ -f "$f" ] && echo "$f"; done | sort -u |
+  tar -cf - -T - | tar -xf - -C "$src"
+ln -s "$PWD/$cache/target" "$src/src/rust/target"
+mkdir -p .cache/bench-lib
+if ! MCPSERVER_KEEP_TARGET=1 R CMD INSTALL --no-test-load -l .cache/bench-lib "$src" \
+  >"$cache/logs/install.log" 2>&1; then
+  tail -30 "$cache/logs/install.log" >&2
+  echo "bench: installing mcpserver failed; see $cache/logs/install.log" >&2
+  exit 1
+fi
+
+echo "== measuring (progress on stderr; server logs in $cache/logs)"
+results="$cache/results/$(date +%Y%m%d-%H%M%S).json"
+python3 bench/driver/bench.py --out "$results" "$@"
+
+readme=bench/README.md
+case " $* " in *" --quick "*) readme="$cache/README.quick.md" ;; esac
+python3 bench/driver/report.py "$results" --readme "$readme" \
+  --total-seconds $(( $(date +%s) - started )) --command "bench/run.sh${*:+ $*}"

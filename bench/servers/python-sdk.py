@@ -1,0 +1,71 @@
+"""The benchmark's Python peer: the official SDK's high-level MCPServer
+(FastMCP before mcp 2.x) over stdio, serving the same three tools.
+
+Tools are written the way the SDK's documentation writes them: plain `def`
+functions with type hints. MCPServer runs a sync tool on a worker thread
+(anyio.to_thread), so the event loop keeps answering while `slow` sleeps.
+"""
+
+import math
+import time
+
+# pydantic needs typing_extensions' TypedDict on Python < 3.12.
+from typing_extensions import TypedDict
+
+from mcp.server import MCPServer
+
+server = MCPServer("bench-python-sdk")
+
+
+@server.tool(description="Add two numbers", structured_output=False)
+def add(x: float, y: float) -> float:
+    return x + y
+
+
+class Row(TypedDict):
+    id: int
+    x1: float
+    x2: float
+    x3: float
+    x4: float
+    x5: float
+    x6: float
+    x7: float
+    x8: float
+    label: str
+
+
+# Same values as the R peers; built on the first call and kept, so start-up
+# does not pay for it and the timed calls measure serialisation only.
+_table: list[Row] = []
+
+
+def _make_table(n: int = 100_000) -> list[Row]:
+    return [
+        {
+            "id": i, "x1": i / 3, "x2": i / 7, "x3": math.sqrt(i), "x4": i * 0.001,
+            "x5": (i % 97) / 97, "x6": i * 1.5, "x7": 1 / i, "x8": math.log(i),
+            "label": f"row-{i}",
+        }
+        for i in range(1, n + 1)
+    ]
+
+
+# The list return type gives an output schema; the SDK wraps the list as
+# {"result": [...]} in structuredContent and adds a JSON text copy.
+@server.tool(description="A 100,000-row table")
+def big_table() -> list[Row]:
+    if not _table:
+        _table.extend(_make_table())
+    return _table
+
+
+# Blocking, like the R tool; the SDK moves it off the event loop.
+@server.tool(description="Sleep for a number of seconds", structured_output=False)
+def slow(seconds: float) -> str:
+    time.sleep(seconds)
+    return "done"
+
+
+if __name__ == "__main__":
+    server.run("stdio")

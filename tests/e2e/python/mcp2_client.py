@@ -1,0 +1,123 @@
+"""End-to-end checks with the Python MCP SDK 2.x `Client`.
+
+    python mcp2_client.py auto|legacy|2026-07-28
+
+One server process for all checks: the client starts it as a user's client
+would (through capture.py, which records the wire). Prints PASS/FAIL lines.
+"""
+
+import sys
+import time
+
+import anyio
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from checks import (
+    CALLS, EXPECTED, LEGACY, MODERN, Report, call_problems, cancellation_problems, describe,
+    progress_problems, server_command, text_of, timed, tools_problems, wait_for_request, wire,
+)
+
+
+async def main(mode):
+    report = Report()
+    version = LEGACY if mode == "legacy" else MODERN
+    modern = version == MODERN
+    command, args, env = server_command()
+    params = StdioServerParameters(command=command, args=args, env=env)
+    connected = False
+    try:
+        async with Client(params, mode=mode, read_timeout_seconds=20) as client:
+            connected = True
+            await report.check("connect", lambda: [] if client.protocol_version == version
+                               else [f"negotiated {client.protocol_version}, expected {version}"])
+            await report.check("server-info", server_info, client, mode)
+            await report.check("tools-list", lambda: listed_problems(client, modern))
+
+            async def call(name, key=None):
+                spec = CALLS[key or name]
+                result = await client.call_tool(name, spec.get("arguments", {}))
+                return call_problems(key or name, wire(result), modern)
+
+            await report.check("call-text", call, "echo")
+            await report.check("call-typed-arguments", call, "typed")
+            await report.check("call-invalid-arguments", call, "typed", "typed_invalid")
+            await report.check("call-structured-object", call, "stats")
+            await report.check("call-structured-array", call, "squares")
+            await report.check("call-content-types", call, "everything")
+            await report.check("call-r-error", call, "fail")
+            await report.check("call-stdout-noise", call, "noisy")
+            await report.check("call-unknown-tool", unknown_tool, client)
+            await report.check("progress", progress, client)
+            await cancellation(report, client)
+    except Exception as e:
+        report.fail("session" if connected else "connect", describe(e))
+    return 1 if report.failed else 0
+
+
+async def server_info(client, mode):
+    if mode == MODERN:
+        # A pinned client adopts the version without asking the server, so
+        # it knows nothing about it: send server/discover explicitly.
+        raw = await client.session.send_discover(MODERN)
+        info = raw.get("_meta", {}).get("io.modelcontextprotocol/serverInfo", {})
+        got = {"name": info.get("name"), "version": info.get("version"), "instructions": raw.get("instructions")}
+    else:
+        info = client.server_info
+        got = {"name": info and info.name, "version": info and info.version, "instructions": client.instructions}
+    return [f"{k} is {got[k]!r}, expected {v!r}" for k, v in EXPECTED["server"].items() if got[k] != v]
+
+
+async def listed_problems(client, modern):
+    return tools_problems(wire(await client.list_tools()), modern)
+
+
+async def unknown_tool(client):
+    try:
+        result = await client.call_tool("no_such_tool", {})
+    except MCPError as e:
+        return [] if e.error.code == -32602 else [f"error code {e.error.code}, expected -32602"]
+    return [f"a result instead of error -32602: {wire(result)}"]
+
+
+async def progress(client):
+    events, state = [], {"done": False}
+
+    async def on_progress(value, total, message):
+        events.append((value, total, message, state["done"]))
+
+    result = await client.call_tool("progress", CALLS["progress"]["arguments"], progress_callback=on_progress)
+    state["done"] = True
+    await anyio.sleep(0.2)  # let a late notification show up as such
+    return progress_problems(events, wire(result))
+
+
+async def cancellation(report, client):
+    """Cancel the 30-second tool: no result for it; the next call runs at once."""
+    outcome = {}
+
+    async def slow():
+        outcome["result"] = await client.call_tool("slow", {})
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(slow)
+        request_id = await wait_for_request("slow")
+        await anyio.sleep(0.5)  # R is inside Sys.sleep() by now
+        tg.cancel_scope.cancel()  # the SDK sends notifications/cancelled
+
+    async def next_call():
+        if "result" in outcome:
+            return [f"the cancelled call returned {text_of(wire(outcome['result']))!r}"]
+        result, seconds = await timed(client.call_tool("echo", CALLS["echo"]["arguments"]), 10)
+        problems = call_problems("echo", wire(result), False)
+        if seconds > 5:
+            problems.append(f"the next call took {seconds:.1f}s: the R code was not interrupted")
+        return problems
+
+    await report.check("cancel-next-call", next_call)
+    await anyio.sleep(0.2)
+    await report.check("cancel-no-response", cancellation_problems, request_id)
+
+
+if __name__ == "__main__":
+    sys.exit(anyio.run(main, sys.argv[1]))

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Installs the official MCP TypeScript SDK clients the end-to-end tests
+# drive (SDK v1 @modelcontextprotocol/sdk and v2 @modelcontextprotocol/client),
+# at the exact versions of tests/e2e/node/package-lock.json, into
+# .cache/clients/node, and prints that directory. Reinstalls only when the
+# lockfile changed. Fails loudly if the npm registry cannot be reached.
+#   tools/node-clients.sh
+set -eu
+cd "$(dirname "$0")/.."
+src="tests/e2e/node"
+dest=".cache/clients/node"
+
+if ! command -v npm >/dev/null 2>&1; then
+  echo "node-clients: npm not found; install Node.js >= 20 and npm" >&2
+  exit 1
+fi
+
+# The stamp names the lockfile's checksum, so editing the pins reinstalls.
+sum=$(sha256sum "$src/package-lock.json" | cut -c1-16)
+stamp="$dest/.installed-$sum"
+if [ ! -f "$stamp" ] || [ ! -d "$dest/node_modules" ]; then
+  rm -rf "$dest"
+  mkdir -p "$dest"
+  cp "$src/package.json" "$src/package-lock.json" "$dest/"
+  # npm ci installs exactly the lockfile and fails if it disagrees with
+  # package.json. Short retries keep an unreachable registry a quick failure.
+  if ! (cd "$dest" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error \
+    --fetch-retries=1 --fetch-retry-mintimeout=2000 --fetch-retry-maxtimeout=5000 >&2); then
+    rm -rf "$dest"
+    echo "node-clients: npm ci failed; is the npm registry ($(npm config get registry)) reachable?" >&2
+    exit 1
+  fi
+  touch "$stamp"
+fi
+echo "$PWD/$dest"
