@@ -60,11 +60,11 @@ BARE = {
 FULL = dict(startup_runs=10, latency_rounds=3, latency_calls=2000, latency_warmup=200,
             throughput_rounds=3, pipelined=10000, throughput_warmup=500,
             large_rounds=3, large_calls=2, ping_rounds=2, sleep_s=5.0, micro_reps=3,
-            r_call_iterations=200000)
+            r_call_iterations=200000, result_path_reps=5)
 QUICK = dict(startup_runs=2, latency_rounds=1, latency_calls=300, latency_warmup=50,
              throughput_rounds=1, pipelined=2000, throughput_warmup=100,
              large_rounds=1, large_calls=1, ping_rounds=1, sleep_s=2.0, micro_reps=1,
-             r_call_iterations=20000)
+             r_call_iterations=20000, result_path_reps=1)
 
 
 def log(*parts):
@@ -297,10 +297,12 @@ def run_r_json(args):
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def bench_micro(reps, iterations):
+def bench_micro(reps, iterations, path_reps):
     """R -> JSON mapping, mcpserver's mapper against jsonlite, each pair in
     fresh processes, alternating which encoder goes first."""
-    out = {"r_call": run_r_json(["bench/micro/r-call.R", str(iterations)]), "json": []}
+    out = {"r_call": run_r_json(["bench/micro/r-call.R", str(iterations)]), "json": [],
+           "result_path": {step: run_r_json(["bench/micro/result-path.R", step, str(path_reps)])
+                           for step in ("encode", "render", "validate")}}
     for k, obj in enumerate(["data_frame", "numeric", "nested"]):
         encoders = ["mcpserver", "jsonlite"][::(-1) ** k]
         for enc in encoders:
@@ -383,7 +385,7 @@ def main():
     results["throughput"] = bench_throughput(n["throughput_rounds"], n["pipelined"], n["throughput_warmup"])
     results["large"] = bench_large(n["large_rounds"], n["large_calls"])
     results["ping"] = bench_ping(n["ping_rounds"], n["sleep_s"])
-    results["micro"] = bench_micro(n["micro_reps"], n["r_call_iterations"])
+    results["micro"] = bench_micro(n["micro_reps"], n["r_call_iterations"], n["result_path_reps"])
     results["duration_s"] = time.time() - t0
     results["busy_after"] = cpu_busy()
     results["loadavg_after"] = open("/proc/loadavg").read().split()[:3]

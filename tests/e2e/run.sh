@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The end-to-end interoperability suite: the official MCP SDK clients drive
+# tests/e2e/server.R over real stdio, started as a user's client starts it
+# (`Rscript server.R`, behind the recording proxy capture.py), and every
+# message the server wrote is validated against its revision's schema.
+#
+#   tests/e2e/run.sh          # needs R, python3, node/npm; the package in $R_LIB
+#
+# Prints one line per client and mode, then "e2e: N passed, M failed"
+# (", K skipped" if anything was skipped). Exits non-zero if anything failed
+# or a client could not be installed. Logs: .cache/e2e/<client>/.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+R_LIB=${R_LIB:-$ROOT/.lib}
+OUT=$ROOT/.cache/e2e
+JSONSCHEMA_PIN=4.26.0 # the validator's jsonschema, in the mcp 2.x environment
+start=$SECONDS
+
+passed=0
+failed=0
+skipped=0
+
+report() { # name, passed, failed, skipped[, note]
+  local skips=""
+  [ "$4" -gt 0 ] && skips=", $4 skipped"
+  printf 'e2e %s: %d passed, %d failed%s%s\n' "$1" "$2" "$3" "$skips" "${5:+ ($5)}"
+  passed=$((passed + $2))
+  failed=$((failed + $3))
+  skipped=$((skipped + $4))
+}
+
+finish() {
+  echo "e2e: took $((SECONDS - start))s; logs in ${OUT#"$ROOT"/}/"
+  if [ "$skipped" -gt 0 ]; then
+    echo "e2e: $passed passed, $failed failed, $skipped skipped"
+  else
+    echo "e2e: $passed passed, $failed failed"
+  fi
+  [ "$failed" -eq 0 ]
+  exit
+}
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+# The package under test. A concurrent `make install` holds a lock in the
+# library for a moment; wait for it rather than fail spuriously.
+for _ in $(seq 90); do
+  compgen -G "$R_LIB/00LOCK*" >/dev/null || break
+  sleep 2
+done
+export R_LIBS="$R_LIB${R_LIBS:+:$R_LIBS}"
+if ! Rscript -e 'library(mcpserver)' >"$OUT/r-package.log" 2>&1; then
+  cat "$OUT/r-package.log" >&2
+  echo "e2e: mcpserver is not installed in $R_LIB (run make install)" >&2
+  report r-package 0 1 0
+  finish
+fi
+export E2E_RSCRIPT
+E2E_RSCRIPT=$(command -v Rscript)
+
+# The clients. Each installer fails loudly (and non-zero) when its registry
+# is unreachable; the clients it provides then count as failed.
+install() { # name, command...
+  local name=$1
+  shift
+  if ! "$@" 2>"$OUT/install-$name.log"; then
+    cat "$OUT/install-$name.log" >&2
+    echo "e2e: could not install the $name clients (is the registry reachable?)" >&2
+    return 1
+  fi
+}
+py2=$(install python-mcp2 tools/python-clients.sh mcp2) || py2=""
+py1=$(install python-mcp1 tools/python-clients.sh mcp1) || py1=""
+node_dir=$(install node tools/node-clients.sh) || node_dir=""
+if [ -n "$py2" ] && ! "$py2" -c "import jsonschema, sys; sys.exit(jsonschema.__version__ != '$JSONSCHEMA_PIN')" 2>/dev/null; then
+  install jsonschema "$py2" -m pip install --quiet --disable-pip-version-check "jsonschema==$JSONSCHEMA_PIN" || py2=""
+fi
+export E2E_PYTHON=${py2:-python3} E2E_NODE_CLIENTS=$node_dir
+
+# Runs one driver against a fresh capture directory, validates the capture,
+# and reports the PASS/FAIL/SKIP lines of both.
+drive() { # name, needed-install (empty if missing), command...
+  local name=$1 needed=$2 dir=$OUT/$1
+  shift 2
+  if [ -z "$needed" ] || [ -z "$py2" ]; then
+    report "$name" 0 1 0 "client not installed"
+    return
+  fi
+  mkdir -p "$dir"
+  local began=$SECONDS
+  # A hung client must not hang the suite: every step has a time limit.
+  E2E_LOG_DIR=$dir/wire timeout 120 "$@" >"$dir/checks.txt" 2>"$dir/stderr.txt"
+  local status=$?
+  if [ "$status" -ne 0 ] && ! grep -q '^FAIL' "$dir/checks.txt"; then
+    echo "FAIL driver: exited with status $status (see $dir/stderr.txt)" >>"$dir/checks.txt"
+  fi
+  timeout 60 "$py2" tests/e2e/validate_wire.py "$dir/wire" >>"$dir/checks.txt" 2>&1 ||
+    grep -q '^FAIL' "$dir/checks.txt" || echo "FAIL wire-validation: validate_wire.py failed" >>"$dir/checks.txt"
+  report "$name" "$(grep -c '^PASS' "$dir/checks.txt")" "$(grep -c '^FAIL' "$dir/checks.txt")" \
+    "$(grep -c '^SKIP' "$dir/checks.txt")" "$((SECONDS - began))s"
+  # Show what failed right away, and what was skipped and why.
+  grep -A10 '^FAIL' "$dir/checks.txt" | grep -E '^(FAIL|    )' | sed 's/^/    /'
+  grep '^SKIP' "$dir/checks.txt" | sed 's/^/    /'
+  if grep -q '^FAIL' "$dir/checks.txt"; then
+    echo "    server and client stderr (last lines of $dir/stderr.txt):"
+    tail -n 8 "$dir/stderr.txt" | sed 's/^/      /'
+  fi
+}
+
+py_drivers=tests/e2e/python
+for mode in auto legacy 2026-07-28; do
+  drive "python-mcp2-$mode" "$py2" "$py2" "$py_drivers/mcp2_client.py" "$mode"
+done
+drive python-mcp1 "$py1" "$py1" "$py_drivers/mcp1_client.py"
+drive ts-sdk-v1 "$node_dir" node tests/e2e/node/ts_client.mjs v1
+for mode in legacy auto 2026-07-28; do
+  drive "ts-client-v2-$mode" "$node_dir" node tests/e2e/node/ts_client.mjs v2 "$mode"
+done
+
+finish
