@@ -42,7 +42,7 @@ result_json_for_test_ <- function(value, revision, structured) .Call(wrap__resul
 #' Starts serving on stdin/stdout. `specs` are the definitions `tool()`
 #' stored. Returns the server, or an error for R to raise.
 #' @noRd
-server_start_ <- function(specs, name, version, title, instructions, max_message_bytes, timeout) .Call(wrap__server_start_, specs, name, version, title, instructions, max_message_bytes, timeout)
+server_start_ <- function(specs, name, version, title, instructions, max_message_bytes, timeout, request_state_key) .Call(wrap__server_start_, specs, name, version, title, instructions, max_message_bytes, timeout, request_state_key)
 
 #' The arguments of a job in R form, for tests of the mapping.
 #' @noRd
@@ -53,7 +53,7 @@ arguments_for_test_ <- function(specs, tool, json) .Call(wrap__arguments_for_tes
 #' keep (`type_ignore()` ones are dropped), the annotations in wire form,
 #' and a warning to give, or the error.
 #' @noRd
-check_tool_ <- function(fun, description, n_dots, name, arguments, annotations, output_schema, title, icons, meta, timeout, convert, formals) .Call(wrap__check_tool_, fun, description, n_dots, name, arguments, annotations, output_schema, title, icons, meta, timeout, convert, formals)
+check_tool_ <- function(fun, description, n_dots, name, arguments, annotations, output_schema, title, icons, meta, timeout, convert, task, formals) .Call(wrap__check_tool_, fun, description, n_dots, name, arguments, annotations, output_schema, title, icons, meta, timeout, convert, task, formals)
 
 #' Tool annotations checked and in wire form (for `tool_annotations()`).
 #' @noRd
@@ -148,6 +148,25 @@ type_schema_ <- function(x, pretty) .Call(wrap__type_schema_, x, pretty)
 #'}
 #'}
 #'
+#'\subsection{Method `elicit`}{
+#'Asks the user for input through the client. Returns
+#'`list(status, value)`: `"answer"` with the answer (`list(action,
+#'content)`); `"needs_input"` when the call must end with an
+#'`input_required` result and be retried; `"unavailable"` or `"failed"`
+#'with the reason; `"interrupted"` when an interrupt arrived while
+#'waiting (R raises it again).
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `complete_input_required`}{
+#'The handler stopped at an input request: answer with `input_required`.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
 #'\subsection{Method `interrupt_was_ours`}{
 #'Whether the server itself sent the interrupt R just caught (a cancel
 #'or timeout whose job has ended), as opposed to Ctrl-C.
@@ -187,6 +206,10 @@ McpServer$log <- function(job, level, message) .Call(wrap__McpServer__log, self,
 McpServer$cancelled <- function(job) .Call(wrap__McpServer__cancelled, self, job)
 
 McpServer$request_context <- function() .Call(wrap__McpServer__request_context, self)
+
+McpServer$elicit <- function(key, message, schema) .Call(wrap__McpServer__elicit, self, key, message, schema)
+
+McpServer$complete_input_required <- function(job) .Call(wrap__McpServer__complete_input_required, self, job)
 
 McpServer$interrupt_was_ours <- function() .Call(wrap__McpServer__interrupt_was_ours, self)
 

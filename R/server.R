@@ -34,6 +34,10 @@
 #'   A tool's own `timeout` takes precedence.
 #' @param max_message_size The longest incoming message accepted, in bytes.
 #'   A longer one is answered with an error and skipped; the server goes on.
+#' @param request_state_key A secret string used to sign the state of
+#'   input-required rounds (see [mcp_elicit()]), or `NULL` for a random key
+#'   per process. Give a key when several processes serve the same clients
+#'   and a retry may reach another process.
 #' @return `NULL`, invisibly, once the client disconnects (or Ctrl-C).
 #' @examples
 #' add <- function(x, y) x + y
@@ -47,21 +51,27 @@
 #' @export
 mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
                        version = "1.0.0", title = NULL, timeout = NULL,
-                       max_message_size = 32 * 1024^2) {
+                       max_message_size = 32 * 1024^2, request_state_key = NULL) {
   if (missing(tools)) abort("`tools` is required.")
   if (...length() > 0) {
-    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout` or `max_message_size`.")
+    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout`, `max_message_size` or `request_state_key`.")
   }
   if (!is.null(instructions) && !is_string(instructions)) {
     abort("`instructions` must be NULL or a single string.")
   }
   name <- name %||% default_server_name()
   check_server_options(name, version, title, timeout, max_message_size)
+  if (!is.null(request_state_key) && !(is_string(request_state_key) && nzchar(request_state_key))) {
+    abort("`request_state_key` must be NULL or a non-empty string.")
+  }
   tools <- collect_tools(tools)
   specs <- lapply(tools, tool_spec)
-  server <- rust(server_start_(
-    specs, name, version, title, instructions, max_message_size, timeout
-  ))
+  options <- list(
+    name = name, version = version, title = title, instructions = instructions,
+    max_message_size = max_message_size, timeout = timeout,
+    request_state_key = request_state_key
+  )
+  server <- rust(server_start_(specs, options))
   on.exit(server$stop(), add = TRUE)
   the$server <- server
   on.exit(the$server <- NULL, add = TRUE)
@@ -142,6 +152,7 @@ serve_next <- function(server, tools) {
 
 run_job <- function(server, job, handler) {
   the$job <- job
+  the$asked <- 0L
   on.exit(the$job <- NULL)
   tryCatch(
     {
@@ -161,6 +172,10 @@ run_job <- function(server, job, handler) {
       server$complete_error(job$id, conditionMessage(e))
       "error"
     },
-    interrupt = function(e) server$complete_interrupted(job$id)
+    interrupt = function(e) server$complete_interrupted(job$id),
+    mcpserver_input_required = function(e) {
+      server$complete_input_required(job$id)
+      "input required"
+    }
   )
 }

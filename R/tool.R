@@ -37,6 +37,12 @@
 #' @param convert If `TRUE` (the default) arguments are converted by their
 #'   declared types (arrays of numbers become numeric vectors, and so on).
 #'   If `FALSE` they keep mcplite's raw shapes (every array a list).
+#' @param task Whether the tool runs as a *task*: a call answered at once
+#'   with a handle, whose result the client fetches later (clients poll, so
+#'   no timeout applies to waiting). `"forbidden"` (the default) never,
+#'   `"optional"` when the client supports tasks, `"required"` always (a
+#'   client without task support gets an error, except on revisions before
+#'   2025-11-25, which know no tasks and run the call directly).
 #' @return `fun`, still an ordinary callable function, with class
 #'   `mcpserver_tool` and its definition in the attribute `mcpserver_tool`.
 #' @seealso [tool_definition()] to see what clients receive.
@@ -51,7 +57,9 @@
 #' @export
 tool <- function(fun, description, ..., arguments = list(), name = NULL,
                  annotations = list(), output_schema = NULL, title = NULL,
-                 icons = NULL, meta = NULL, timeout = NULL, convert = TRUE) {
+                 icons = NULL, meta = NULL, timeout = NULL, convert = TRUE,
+                 task = c("forbidden", "optional", "required")) {
+  if (identical(task, c("forbidden", "optional", "required"))) task <- "forbidden"
   if (is.null(name)) {
     fun_expr <- substitute(fun)
     if (is.symbol(fun_expr)) name <- as.character(fun_expr)
@@ -61,7 +69,7 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
   formals_of_fun <- if (is.function(fun)) names(formals(args(fun)) %||% formals(fun)) else NULL
   checked <- rust(check_tool_(
     fun, description, ...length(), name, arguments, annotations,
-    output_schema, title, icons, meta, timeout, convert,
+    output_schema, title, icons, meta, timeout, convert, task,
     as.character(formals_of_fun)
   ))
   if (!is.null(checked$warning)) warning(checked$warning, call. = FALSE)
@@ -75,7 +83,8 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
     icons = icons,
     meta = meta,
     timeout = timeout,
-    convert = convert
+    convert = convert,
+    task = task
   )
   attr(fun, "mcpserver_tool") <- spec
   class(fun) <- unique(c("mcpserver_tool", setdiff(class(fun), "mcpserver_tool")))

@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 PATH="$HOME/.cargo/bin:$PATH"
 rm -rf mcpserver.Rcheck mcpserver_*.tar.gz
 R CMD build .
+# The tarball now holds the vendored crates; drop the working-tree copy so
+# development builds keep using the registry (a stale copy breaks them as
+# soon as Cargo.lock changes).
+rm -f src/rust/vendor.tar.xz src/rust/vendor-config.toml
 # Offline checks: no CRAN, no time server.
 empty_repo=$(mktemp -d)
 mkdir -p "$empty_repo/src/contrib"

@@ -64,7 +64,13 @@ message("mcpserver: using ", toolchain$rustc, " (minimum supported: ", msrv, ")"
 vendored <- file.exists("src/rust/vendor.tar.xz")
 debug <- nzchar(Sys.getenv("DEBUG"))
 keep_target <- debug || nzchar(Sys.getenv("MCPSERVER_KEEP_TARGET"))
-if (vendored) message("mcpserver: building offline from src/rust/vendor.tar.xz")
+if (vendored) {
+  message("mcpserver: building offline from src/rust/vendor.tar.xz")
+} else {
+  # Left behind by an interrupted offline build, these would make cargo
+  # look for crates in a stale vendor directory.
+  unlink(c("src/.cargo", "src/vendor"), recursive = TRUE)
+}
 
 values <- c(
   CARGO_DIR = toolchain$dir,

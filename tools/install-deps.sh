@@ -9,6 +9,13 @@ DEBIAN_PACKAGES="r-base-dev r-cran-testthat r-cran-processx r-cran-jsonlite \
 r-cran-roxygen2 r-cran-withr r-cran-knitr r-cran-rmarkdown pandoc xz-utils \
 python3-venv"
 
+# The end-to-end suite drives the official Python and TypeScript clients.
+# Use the python3 and node already on PATH when there are any (Node from
+# NodeSource ships npm itself; Debian's npm package would conflict with it).
+command -v python3 >/dev/null 2>&1 || DEBIAN_PACKAGES="$DEBIAN_PACKAGES python3"
+command -v node >/dev/null 2>&1 || DEBIAN_PACKAGES="$DEBIAN_PACKAGES nodejs"
+command -v npm >/dev/null 2>&1 || DEBIAN_PACKAGES="$DEBIAN_PACKAGES npm"
+
 missing=""
 for pkg in $DEBIAN_PACKAGES; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed"; then

@@ -9,16 +9,17 @@ set -eu
 cd "$(dirname "$0")/.."
 which=${1:-mcp2}
 case "$which" in
-  mcp2) pin="mcp==2.3.0" ;;
+  mcp2) pin="mcp==2.3.0 jsonschema==4.26.0" ;; # jsonschema: the e2e wire validator
   mcp1) pin="mcp==1.29.0" ;;
   *) echo "unknown client: $which" >&2; exit 2 ;;
 esac
 venv=".cache/clients/python-$which"
-stamp="$venv/.installed-$pin"
+stamp="$venv/.installed-$(echo "$pin" | tr ' ' '_')"
 if [ ! -f "$stamp" ]; then
   rm -rf "$venv"
   python3 -m venv "$venv" >&2
-  "$venv/bin/pip" install --quiet --disable-pip-version-check "$pin" >&2
+  # shellcheck disable=SC2086 # one word per requirement
+  "$venv/bin/pip" install --quiet --disable-pip-version-check $pin >&2
   touch "$stamp"
 fi
 echo "$PWD/$venv/bin/python"

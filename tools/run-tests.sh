@@ -58,6 +58,15 @@ if R CMD INSTALL --no-test-load -l "$R_LIB" . >"$LOG_DIR/install.log" 2>&1; then
   else
     report r-testthat 0 1
   fi
+  # End-to-end: the official MCP SDK clients drive a real server process.
+  R_LIB="$R_LIB" tests/e2e/run.sh 2>&1 | tee "$LOG_DIR/e2e.log" | grep -Ev '^e2e: [0-9]+ passed'
+  e2e=$(grep -E '^e2e: [0-9]+ passed, [0-9]+ failed' "$LOG_DIR/e2e.log" | tail -n 1)
+  if [ -n "$e2e" ]; then
+    read -r e_passed e_failed e_skipped <<<"$(sed -E 's/^e2e: ([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?$/\1 \2 \4/' <<<"$e2e")"
+    report e2e "$e_passed" "$e_failed" ${e_skipped:+"$e_skipped"}
+  else
+    report e2e 0 1
+  fi
 else
   tail -n 40 "$LOG_DIR/install.log"
   report r-install 0 1

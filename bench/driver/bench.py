@@ -44,21 +44,24 @@ FLOOR_NAME = "pipe floor"
 FLOOR = {"cmd": ["perl", "bench/servers/pipe-floor.pl"]}
 
 # What each runtime costs before any MCP code runs, and with the MCP
-# library loaded, so start-up can be split into its shares.
+# library loaded, so start-up can be split into its shares. Each prints an
+# empty line as its last act: the time to that line is comparable with a
+# server's time to its first answer (neither includes tearing down), the
+# time to exit is what `Rscript -e 'q()'` alone would show.
 BARE = {
-    "Rscript -e 'q()'": {"cmd": ["Rscript", "-e", "q()"]},
-    "Rscript -e 'library(mcpserver)'": {"cmd": ["Rscript", "-e", "library(mcpserver)"], "env": R_ENV},
-    "python -c pass": {"cmd": [PYTHON, "-c", "pass"]},
-    "python -c 'import mcp.server'": {"cmd": [PYTHON, "-c", "from mcp.server import MCPServer"]},
-    "node -e ''": {"cmd": ["node", "-e", ""]},
-    "node -e 'import sdk'": {"cmd": ["node", "--input-type=module", "-e",
-                                     'import "@modelcontextprotocol/sdk/server/mcp.js";'
-                                     'import "@modelcontextprotocol/sdk/server/stdio.js";'],
-                             "cwd": str(NODE_DIR)},
+    "bare Rscript": {"cmd": ["Rscript", "-e", "cat('\\n'); q()"]},
+    "Rscript + library(mcpserver)": {"cmd": ["Rscript", "-e", "library(mcpserver); cat('\\n')"], "env": R_ENV},
+    "bare python": {"cmd": [PYTHON, "-c", "print()"]},
+    "python + import mcp.server": {"cmd": [PYTHON, "-c", "from mcp.server import MCPServer; print()"]},
+    "bare node": {"cmd": ["node", "-e", "console.log()"]},
+    "node + import SDK": {"cmd": ["node", "--input-type=module", "-e",
+                                  'import "@modelcontextprotocol/sdk/server/mcp.js";'
+                                  'import "@modelcontextprotocol/sdk/server/stdio.js"; console.log()'],
+                          "cwd": str(NODE_DIR)},
 }
 
-FULL = dict(startup_runs=10, latency_rounds=3, latency_calls=2000, latency_warmup=200,
-            throughput_rounds=3, pipelined=10000, throughput_warmup=500,
+FULL = dict(startup_runs=10, latency_rounds=5, latency_calls=2000, latency_warmup=200,
+            throughput_rounds=5, pipelined=10000, throughput_warmup=500,
             large_rounds=3, large_calls=2, ping_rounds=2, sleep_s=5.0, micro_reps=3,
             r_call_iterations=200000, result_path_reps=5)
 QUICK = dict(startup_runs=2, latency_rounds=1, latency_calls=300, latency_warmup=50,
@@ -69,6 +72,16 @@ QUICK = dict(startup_runs=2, latency_rounds=1, latency_calls=300, latency_warmup
 
 def log(*parts):
     print("[bench]", *parts, file=sys.stderr, flush=True)
+
+
+# A run that fails (a server crashes, an answer is wrong) is recorded and
+# reported rather than ending the whole benchmark.
+ERRORS = []
+
+
+def failed(scenario, name, err):
+    ERRORS.append({"scenario": scenario, "server": name, "error": f"{type(err).__name__}: {err}"})
+    log(f"{scenario} {name} FAILED: {err}")
 
 
 def rotations(names, rounds):
@@ -94,24 +107,29 @@ def percentile(xs, q):
 
 def bench_startup(n):
     """Launch -> answer to tools/list (after initialize), and bare runtimes."""
-    out = {name: {"ms": [], "peak_rss_mb": []} for name in [*SERVERS, *BARE]}
+    out = {name: {"ms": [], "exit_ms": [], "peak_rss_mb": []} for name in [*SERVERS, *BARE]}
     everything = {**SERVERS, **BARE}
     for r, order in rotations(everything, n):
         for name in order:
             spec = everything[name]
             if name in BARE:
                 t0 = time.perf_counter()
-                res = subprocess.run(spec["cmd"], env=spec.get("env"), cwd=spec.get("cwd", str(ROOT)),
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                p = subprocess.Popen(spec["cmd"], env=spec.get("env"), cwd=spec.get("cwd", str(ROOT)),
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL)
+                p.stdout.readline()
                 out[name]["ms"].append((time.perf_counter() - t0) * 1e3)
-                if res.returncode != 0:
-                    raise RuntimeError(f"{name} exited with {res.returncode}")
+                if p.wait() != 0:
+                    raise RuntimeError(f"{name} exited with {p.returncode}")
+                out[name]["exit_ms"].append((time.perf_counter() - t0) * 1e3)
+                p.stdout.close()
                 continue
             proc = spawn(name, spec, "startup", r)
             try:
                 out[name]["ms"].append(proc.handshake() * 1e3)
                 out[name]["peak_rss_mb"].append(proc.close())
+            except Exception as e:  # noqa: BLE001 - recorded, reported
+                failed("startup", name, e)
             finally:
                 proc.kill()
         log(f"startup round {r + 1}/{n} done")
@@ -146,6 +164,8 @@ def bench_latency(rounds, calls, warmup):
                        "mean_us": statistics.fmean(us), "peak_rss_mb": proc.close()}
                 out.setdefault(name, []).append(res)
                 log(f"latency {name}: p50 {res['p50_us']:.0f} us, p99 {res['p99_us']:.0f} us")
+            except Exception as e:  # noqa: BLE001 - recorded, reported
+                failed("latency", name, e)
             finally:
                 proc.kill()
     return out
@@ -182,6 +202,8 @@ def bench_throughput(rounds, n, warmup):
                 res = {"calls_per_s": n / seconds, "seconds": seconds, "peak_rss_mb": proc.close()}
                 out.setdefault(name, []).append(res)
                 log(f"throughput {name}: {res['calls_per_s']:.0f} calls/s")
+            except Exception as e:  # noqa: BLE001 - recorded, reported
+                failed("throughput", name, e)
             finally:
                 proc.kill()
     return out
@@ -253,6 +275,8 @@ def bench_large(rounds, calls):
                 out.setdefault(name, []).append(res)
                 log(f"large {name}: {statistics.median(times):.3f} s, {res['bytes'] / 1e6:.1f} MB, "
                     f"ping max {max(pings):.0f} ms")
+            except Exception as e:  # noqa: BLE001 - recorded, reported
+                failed("large", name, e)
             finally:
                 proc.kill()
     return out
@@ -285,6 +309,8 @@ def bench_ping(rounds, sleep_s):
                 out.setdefault(label, []).append(res)
                 log(f"ping {label}: median {statistics.median(pings):.2f} ms, "
                     f"max {max(pings):.1f} ms over {len(pings)} pings")
+            except Exception as e:  # noqa: BLE001 - recorded, reported
+                failed("ping", label, e)
             finally:
                 proc.kill()
     return out
@@ -345,6 +371,18 @@ def machine():
     }
 
 
+def busy_seconds():
+    """CPU seconds the whole machine has spent busy since boot."""
+    fields = [int(x) for x in open("/proc/stat").readline().split()[1:8]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def own_seconds():
+    """CPU seconds of this driver and every server it started and reaped."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def cpu_busy(seconds=1.0):
     """Fraction of all cores busy over `seconds` (from /proc/stat): what
     else is running on the machine."""
@@ -376,10 +414,11 @@ def main():
     ap.add_argument("--quick", action="store_true", help="tiny counts, to try the harness")
     opts = ap.parse_args()
     n = QUICK if opts.quick else FULL
-    t0 = time.time()
     results = {"counts": n, "quick": opts.quick, "machine": machine(),
                "busy_before": wait_for_quiet(),
                "started": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+    t0 = time.time()
+    busy0, own0 = busy_seconds(), own_seconds()
     results["startup"] = bench_startup(n["startup_runs"])
     results["latency"] = bench_latency(n["latency_rounds"], n["latency_calls"], n["latency_warmup"])
     results["throughput"] = bench_throughput(n["throughput_rounds"], n["pipelined"], n["throughput_warmup"])
@@ -387,6 +426,11 @@ def main():
     results["ping"] = bench_ping(n["ping_rounds"], n["sleep_s"])
     results["micro"] = bench_micro(n["micro_reps"], n["r_call_iterations"], n["result_path_reps"])
     results["duration_s"] = time.time() - t0
+    # Whatever else ran during the measurements (another build, a test
+    # run) competed for the same 2 cores: reported beside the numbers.
+    others = (busy_seconds() - busy0) - (own_seconds() - own0)
+    results["others_cpu_share"] = max(others, 0) / (results["duration_s"] * (os.cpu_count() or 1))
+    results["errors"] = ERRORS
     results["busy_after"] = cpu_busy()
     results["loadavg_after"] = open("/proc/loadavg").read().split()[:3]
     Path(opts.out).write_text(json.dumps(results, indent=1))

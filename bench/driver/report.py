@@ -16,7 +16,7 @@ import sys
 PEERS = ["mcpserver", "python-sdk", "ts-sdk", "plain-r"]
 OTHERS = PEERS[1:]
 FLOOR = "pipe floor"
-BARE_R = "Rscript -e 'q()'"
+BARE_R = "bare Rscript"
 
 
 def med(xs):
@@ -60,13 +60,13 @@ def summarise(res):
         {p: per_round(res, "throughput", p, "calls_per_s") for p in [*PEERS, FLOOR]}, "higher")
     large = res["large"]
     row("100,000-row table: time to answer (ms)",
-        {p: med([t for r in large[p] for t in r["times_s"]]) * 1e3 for p in [*PEERS, FLOOR]}, "lower")
+        {p: med([t for r in large.get(p, []) for t in r["times_s"]]) * 1e3 for p in [*PEERS, FLOOR]}, "lower")
     row("100,000-row table: first call, building it too (ms)",
-        {p: med([r["first_call_s"] for r in large[p]]) * 1e3 for p in PEERS}, "lower")
+        {p: med([r["first_call_s"] for r in large.get(p, [])]) * 1e3 for p in PEERS}, "lower")
     row("100,000-row table: bytes received (MB)",
-        {p: med([r["bytes"] for r in large[p]]) / 1e6 for p in [*PEERS, FLOOR]}, "lower", 1)
+        {p: med([r["bytes"] for r in large.get(p, [])]) / 1e6 for p in [*PEERS, FLOOR]}, "lower", 1)
     row("`ping` while the table is produced: worst (ms)",
-        {p: med([max(r["pings_ms"]) for r in large[p]]) for p in [*PEERS, FLOOR]}, "lower")
+        {p: med([max(r["pings_ms"]) for r in large.get(p, [])]) for p in [*PEERS, FLOOR]}, "lower")
     ping = res["ping"]
     sleep_s = res["counts"]["sleep_s"]
     row(f"`ping` while a {sleep_s:g}-s tool runs: median (ms)",
@@ -121,7 +121,7 @@ def targets(res, rows):
          f"{overhead:.0f} µs (p50 {p50['mcpserver']:.0f} − pipe floor {p50[FLOOR]:.0f} − "
          f"R's `do.call(add)` {r_fn:.1f})", overhead < 100),
         ("Throughput ≥ 5 × the Python SDK server", f"{thr_ratio:.1f} ×", thr_ratio >= 5),
-        ("Start-up within 50 ms of bare `Rscript -e 'q()'`",
+        ("Start-up within 50 ms of bare `Rscript` (to its first output)",
          f"{start_gap:+.0f} ms ({med(s['mcpserver']['ms']):.0f} vs {med(s[BARE_R]['ms']):.0f})",
          start_gap <= 50),
         ("`ping` under 5 ms while a tool runs",
@@ -157,8 +157,20 @@ REMEDY = {
     "`ping` while the table is produced": "the check and rendering run on the dispatcher, the "
                                           "thread that answers `ping`; moving them to the R "
                                           "thread or a worker would keep the control plane free.",
-    "Peak RSS": "for the large result the `serde_json::Value` tree of the schema check "
-                "(~150 MB for 20 MB of JSON) and three copies of the text dominate.",
+    "Peak RSS, large result": "the `serde_json::Value` tree built for the schema check "
+                              "(about 200 MB for 20 MB of JSON, see the split above) and the "
+                              "several copies of the 42 MB answer dominate; a check on the data "
+                              "frame itself and rendering straight into the output buffer would "
+                              "leave about the JSON text twice.",
+    "Peak RSS, per-call": "R settles 15–20 MB above its start-up size during the first ~1,000 "
+                          "calls (lazy-loaded code and R's heap growing) and stays flat after "
+                          "(50,000 sequential calls measured flat); nothing to fix.",
+    "Peak RSS, throughput": "memory follows the queue depth: the reader parses every pipelined "
+                            "request at once and queues it for R (about 2 KB per waiting call, "
+                            "reused afterwards, not a leak); bounding the queue (stop reading "
+                            "while, say, 1,000 calls wait) would cap it.",
+    "Peak RSS, start-up": "R and the package as loaded; nothing to win in the server.",
+    "Peak RSS, ping under load": "R and the package as loaded; nothing to win in the server.",
 }
 
 
@@ -184,16 +196,15 @@ def ahead(rows):
 
 def startup_table(res):
     s = res["startup"]
-    names = ["Rscript -e 'q()'", "Rscript -e 'library(mcpserver)'", "mcpserver",
-             "python -c pass", "python -c 'import mcp.server'", "python-sdk",
-             "node -e ''", "node -e 'import sdk'", "ts-sdk", "plain-r"]
-    lines = ["| Process | median (ms) | min (ms) | what it measures |", "|---|---|---|---|"]
-    what = {"mcpserver": "server: launch → `tools/list` answer", "python-sdk": "server: launch → `tools/list` answer",
-            "ts-sdk": "server: launch → `tools/list` answer", "plain-r": "server: launch → `tools/list` answer"}
+    names = ["bare Rscript", "Rscript + library(mcpserver)", "mcpserver", "plain-r",
+             "bare python", "python + import mcp.server", "python-sdk",
+             "bare node", "node + import SDK", "ts-sdk"]
+    lines = ["| Process | launch → first output / `tools/list` answer, median (ms) | min (ms) "
+             "| launch → exit, median (ms) |", "|---|---|---|---|"]
     for n in names:
-        if n in s:
-            lines.append(f"| `{n}` | {med(s[n]['ms']):.0f} | {min(s[n]['ms']):.0f} | "
-                         f"{what.get(n, 'launch → exit')} |")
+        exit_ms = med(s[n]["exit_ms"]) if s[n].get("exit_ms") else float("nan")
+        label = f"**{n}** (server)" if n in PEERS else n
+        lines.append(f"| {label} | {med(s[n]['ms']):.0f} | {min(s[n]['ms']):.0f} | {fmt(exit_ms)} |")
     return "\n".join(lines)
 
 
@@ -240,12 +251,13 @@ def table_split(res, rows):
     lines = ["| Step (each timed alone, in R) | ms | peak RSS added (MB) | runs on |", "|---|---|---|---|",
              f"| Data frame → JSON text (`json_encode_`) | {rp['encode']['ms']:.0f} | "
              f"{rp['encode']['peak_extra_mb']:.0f} | R thread |",
-             f"| … plus the `CallToolResult` text with its escaped copy (`result_json_for_test_`) | "
-             f"{rp['render']['ms']:.0f} | {rp['render']['peak_extra_mb']:.0f} | R thread + dispatcher |",
+             f"| The same encode plus the `CallToolResult` text with its escaped text copy "
+             f"(`result_json_for_test_`) | {rp['render']['ms']:.0f} | {rp['render']['peak_extra_mb']:.0f} "
+             f"| encode: R thread; the rest: dispatcher |",
              f"| Output-schema check: parse into `serde_json::Value`, validate (`json_schema_problems_`, "
              f"same code as `check_output`) | {rp['validate']['ms']:.0f} | {rp['validate']['peak_extra_mb']:.0f} "
              f"| dispatcher |",
-             f"| Moving 42 MB through the pipe to the driver (pipe floor) | {answer[FLOOR]:.0f} | – | – |",
+             f"| Moving 42 MB through the pipe to the driver (pipe floor) | {answer[FLOOR]:.0f} | – | writer |",
              f"| **Measured time to answer** | **{answer['mcpserver']:.0f}** | | |"]
     return "\n".join(lines)
 
@@ -254,12 +266,20 @@ def readme(res, rows, total_s, command):
     m, n = res["machine"], res["counts"]
     tgt = "\n".join(f"| {t} | {v} | {'met' if ok else '**not met**'} |" for t, v, ok in targets(res, rows))
     ahead_lines = "\n".join(ahead(rows)) or "- No peer is ahead of mcpserver on any measurement."
+    errors = res.get("errors", [])
+    failures = ("\n\n**Runs that failed** (left out of the medians):\n\n" +
+                "\n".join(f"- {e['scenario']}, {e['server']}: `{e['error']}`" for e in errors)) if errors else ""
+    others = res.get("others_cpu_share", 0)
+    warning = (f"\n> **Other work used {others:.0%} of the machine's CPU during these measurements** "
+               f"(another build or test run); every server competed with it, so absolute numbers are "
+               f"slower and noisier than on a quiet machine. Runs alternate, so ratios suffer less.\n"
+               if others > 0.10 else "")
     return f"""# Benchmarks: mcpserver against the servers a user would pick instead
 
-Generated by `{command}` (the `make bench` target) on {res['started']}; the
+Generated by `{command}` on {res['started']}; the
 whole run, installs included, took {total_s / 60:.1f} minutes. Every number
 below is from that one run; re-running rewrites this file.
-
+{warning}
 ## Machine
 
 | | |
@@ -270,7 +290,7 @@ below is from that one run; re-running rewrites this file.
 | R | {m['r']}; jsonlite {m['jsonlite']}; mcpserver {m['mcpserver']} (git `{m['git']}`) |
 | Python | {m['python']}; `mcp` {m['mcp_python']} |
 | Node | {m['node']}; `@modelcontextprotocol/sdk` {m['mcp_ts']}, zod {m['zod']} |
-| Other work on the machine | {res['busy_before']:.0%} of the cores busy just before, {res['busy_after']:.0%} just after |
+| Other work on the machine | {res['busy_before']:.0%} of the cores busy just before the measurements, {res.get('others_cpu_share', float('nan')):.0%} during them (CPU time not spent by the benchmark's own processes), {res['busy_after']:.0%} just after |
 
 ## The peers
 
@@ -323,7 +343,7 @@ throughput {n['throughput_rounds']} rounds × {n['pipelined']:,} calls written a
 (after {n['throughput_warmup']} warm-up); large result {n['large_rounds']} rounds × (1 first
 call + {n['large_calls']} timed + 1 with `ping`s every 5 ms beside it);
 `ping` under load {n['ping_rounds']} rounds, one `ping` every 100 ms from 0.2 s after
-the call. Peak RSS is the server process's `VmHWM` at the end of each run.
+the call. Peak RSS is the server process's `VmHWM` at the end of each run.{failures}
 
 ### Targets (reported, not asserted)
 
@@ -366,7 +386,7 @@ See the end of this file (kept by hand, not generated).
 ## Reproduce
 
 ```sh
-{command}           # make bench: installs the peers, runs everything, rewrites this file
+make bench            # = bench/run.sh: installs the peers, runs everything, rewrites this file
 bench/run.sh --quick  # tiny counts, to try the harness (writes .cache/bench/README.quick.md)
 ```
 

@@ -30,14 +30,17 @@ def main() -> int:
     lock = threading.Lock()
     start = time.monotonic()
 
-    def record(direction: str, raw: bytes) -> None:
+    def record(direction: str, raw: bytes, unterminated: bool = False) -> None:
         # surrogateescape keeps invalid UTF-8 visible to the validator
         # (json.dumps writes the lone surrogates as \udcXX escapes).
         line = raw.decode("utf-8", "surrogateescape")
         entry = {"t": round(time.monotonic() - start, 6), "dir": direction, "line": line}
+        if unterminated:
+            entry["unterminated"] = True  # the stream ended mid-line
         with lock:
-            log.write(json.dumps(entry) + "\n")
-            log.flush()
+            if not log.closed:
+                log.write(json.dumps(entry) + "\n")
+                log.flush()
 
     server = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
 
@@ -76,7 +79,7 @@ def main() -> int:
                 record(direction, line)
             write_all(sink, chunk)
         if pending:
-            record(direction, pending)  # a last line without its newline
+            record(direction, pending, unterminated=True)
         on_eof()
 
     def close_server_stdin() -> None:
@@ -99,7 +102,8 @@ def main() -> int:
     # server closes its stdout (normally: when it exits after stdin EOF).
     pump(server.stdout.fileno(), 1, "s2c", close_our_stdout)
     status = server.wait()
-    log.close()
+    with lock:
+        log.close()
     return status if status >= 0 else 128 - status
 
 

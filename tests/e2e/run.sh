@@ -37,8 +37,7 @@ finish() {
   else
     echo "e2e: $passed passed, $failed failed"
   fi
-  [ "$failed" -eq 0 ]
-  exit
+  exit $((failed > 0))
 }
 
 rm -rf "$OUT"
@@ -74,7 +73,7 @@ install() { # name, command...
 py2=$(install python-mcp2 tools/python-clients.sh mcp2) || py2=""
 py1=$(install python-mcp1 tools/python-clients.sh mcp1) || py1=""
 node_dir=$(install node tools/node-clients.sh) || node_dir=""
-if [ -n "$py2" ] && ! "$py2" -c "import jsonschema, sys; sys.exit(jsonschema.__version__ != '$JSONSCHEMA_PIN')" 2>/dev/null; then
+if [ -n "$py2" ] && ! "$py2" -c "import sys; from importlib.metadata import version; sys.exit(version('jsonschema') != '$JSONSCHEMA_PIN')" 2>/dev/null; then
   install jsonschema "$py2" -m pip install --quiet --disable-pip-version-check "jsonschema==$JSONSCHEMA_PIN" || py2=""
 fi
 export E2E_PYTHON=${py2:-python3} E2E_NODE_CLIENTS=$node_dir
@@ -94,26 +93,30 @@ drive() { # name, needed-install (empty if missing), command...
   E2E_LOG_DIR=$dir/wire timeout 120 "$@" >"$dir/checks.txt" 2>"$dir/stderr.txt"
   local status=$?
   if [ "$status" -ne 0 ] && ! grep -q '^FAIL' "$dir/checks.txt"; then
-    echo "FAIL driver: exited with status $status (see $dir/stderr.txt)" >>"$dir/checks.txt"
+    echo "FAIL driver: exited with status $status" >>"$dir/checks.txt"
   fi
-  timeout 60 "$py2" tests/e2e/validate_wire.py "$dir/wire" >>"$dir/checks.txt" 2>&1 ||
-    grep -q '^FAIL' "$dir/checks.txt" || echo "FAIL wire-validation: validate_wire.py failed" >>"$dir/checks.txt"
+  timeout 60 "$py2" tests/e2e/validate_wire.py "$dir/wire" >"$dir/wire.txt" 2>&1
+  status=$?
+  if [ "$status" -ne 0 ] && ! grep -q '^FAIL' "$dir/wire.txt"; then
+    echo "FAIL wire-validation: validate_wire.py exited with status $status" >>"$dir/wire.txt"
+  fi
+  cat "$dir/wire.txt" >>"$dir/checks.txt"
   report "$name" "$(grep -c '^PASS' "$dir/checks.txt")" "$(grep -c '^FAIL' "$dir/checks.txt")" \
     "$(grep -c '^SKIP' "$dir/checks.txt")" "$((SECONDS - began))s"
   # Show what failed right away, and what was skipped and why.
   grep -A10 '^FAIL' "$dir/checks.txt" | grep -E '^(FAIL|    )' | sed 's/^/    /'
   grep '^SKIP' "$dir/checks.txt" | sed 's/^/    /'
-  if grep -q '^FAIL' "$dir/checks.txt"; then
-    echo "    server and client stderr (last lines of $dir/stderr.txt):"
+  # A session that broke down is usually explained by the server's stderr.
+  if grep -Eq '^FAIL (connect|session|driver)' "$dir/checks.txt"; then
+    echo "    server and client stderr (last lines of ${dir#"$ROOT"/}/stderr.txt):"
     tail -n 8 "$dir/stderr.txt" | sed 's/^/      /'
   fi
 }
 
-py_drivers=tests/e2e/python
 for mode in auto legacy 2026-07-28; do
-  drive "python-mcp2-$mode" "$py2" "$py2" "$py_drivers/mcp2_client.py" "$mode"
+  drive "python-mcp2-$mode" "$py2" "$py2" tests/e2e/python/mcp2_client.py "$mode"
 done
-drive python-mcp1 "$py1" "$py1" "$py_drivers/mcp1_client.py"
+drive python-mcp1 "$py1" "$py1" tests/e2e/python/mcp1_client.py
 drive ts-sdk-v1 "$node_dir" node tests/e2e/node/ts_client.mjs v1
 for mode in legacy auto 2026-07-28; do
   drive "ts-client-v2-$mode" "$node_dir" node tests/e2e/node/ts_client.mjs v2 "$mode"

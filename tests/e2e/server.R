@@ -74,7 +74,11 @@ slow <- function() {
 
 mcp_server(
   list(
-    tool(echo, "Echo the text back", arguments = list(text = type_string("Text to echo"))),
+    tool(echo, "Echo the text back",
+      arguments = list(text = type_string("Text to echo")),
+      title = "Echo", meta = list(fixture = TRUE),
+      icons = list(list(src = "data:image/png;base64,iVBORw0KGgo=", mime_type = "image/png", sizes = "16x16"))
+    ),
     tool(typed, "Report the R classes of typed arguments", arguments = list(
       numbers = type_array(type_number()),
       count = type_integer(),

@@ -118,7 +118,7 @@ class Connection:
         self.entries = entries
         self.schemas = schemas
         self.legacy_rev = None  # what `initialize` negotiated on this process
-        self.requests = {}  # id key -> {"method", "rev", "answered", "cancelled", "token"}
+        self.requests = {}  # id key -> {"method", "rev", "answered", "cancelled", "requested"}
         self.tokens = {}  # progress token key -> request id key
         self.progress = {}  # token key -> last progress value
         self.counted = 0  # server messages checked
@@ -141,6 +141,8 @@ class Connection:
             if entry["dir"] == "c2s":
                 self.client_line(entry["line"])
             else:
+                if entry.get("unterminated"):
+                    self.fail("wire-json", f"the last line has no newline: {entry['line'][:120]!r}")
                 self.server_line(entry["line"])
         for key, req in self.requests.items():
             if not req["answered"] and not req["cancelled"]:

@@ -150,6 +150,10 @@ expect_wire_valid <- function(line, rev, result_type = NULL) {
     if (!is.null(result_type)) {
       check(result_type, as.character(jsonlite::toJSON(msg$result, auto_unbox = TRUE, null = "null", digits = NA)))
     }
+  } else if (!is.null(msg$id)) {
+    # A request of the server's own: an elicitation.
+    check("JSONRPCRequest", line)
+    check("ElicitRequest", line)
   } else {
     check("JSONRPCNotification", line)
   }

@@ -219,6 +219,9 @@ def cancellation_problems(request_id):
 async def timed(coro, limit):
     """Awaits `coro`; returns (value, seconds) or raises TimeoutError after `limit`."""
     start = time.monotonic()
-    with anyio.fail_after(limit):
-        value = await coro
+    try:
+        with anyio.fail_after(limit):
+            value = await coro
+    except TimeoutError:
+        raise TimeoutError(f"no answer within {limit}s") from None
     return value, time.monotonic() - start

@@ -95,6 +95,12 @@ async def cancellation(report, session):
         tg.start_soon(slow)
         request_id = await wait_for_request("slow")
         await anyio.sleep(0.5)
+
+        async def ping_while_busy():
+            await timed(session.send_ping(), 3)  # keepalives must not wait for R
+            return []
+
+        await report.check("answers-while-busy", ping_while_busy)
         await session.send_notification(types.ClientNotification(types.CancelledNotification(
             params=types.CancelledNotificationParams(requestId=request_id, reason="e2e cancel"))))
         tg.cancel_scope.cancel()

@@ -7,7 +7,6 @@ would (through capture.py, which records the wire). Prints PASS/FAIL lines.
 """
 
 import sys
-import time
 
 import anyio
 from mcp import Client, StdioServerParameters
@@ -32,7 +31,7 @@ async def main(mode):
             await report.check("connect", lambda: [] if client.protocol_version == version
                                else [f"negotiated {client.protocol_version}, expected {version}"])
             await report.check("server-info", server_info, client, mode)
-            await report.check("tools-list", lambda: listed_problems(client, modern))
+            await report.check("tools-list", listed_problems, client, modern)
 
             async def call(name, key=None):
                 spec = CALLS[key or name]
@@ -49,7 +48,7 @@ async def main(mode):
             await report.check("call-stdout-noise", call, "noisy")
             await report.check("call-unknown-tool", unknown_tool, client)
             await report.check("progress", progress, client)
-            await cancellation(report, client)
+            await cancellation(report, client, modern)
     except Exception as e:
         report.fail("session" if connected else "connect", describe(e))
     return 1 if report.failed else 0
@@ -92,7 +91,17 @@ async def progress(client):
     return progress_problems(events, wire(result))
 
 
-async def cancellation(report, client):
+async def while_busy(client, modern):
+    """While R runs a tool, the server's own threads still answer: ping
+    (keepalives) before 2026-07-28, where ping no longer exists tools/list."""
+    if modern:
+        await timed(client.list_tools(cache_mode="bypass"), 3)
+    else:
+        await timed(client.session.send_ping(), 3)
+    return []
+
+
+async def cancellation(report, client, modern):
     """Cancel the 30-second tool: no result for it; the next call runs at once."""
     outcome = {}
 
@@ -103,6 +112,7 @@ async def cancellation(report, client):
         tg.start_soon(slow)
         request_id = await wait_for_request("slow")
         await anyio.sleep(0.5)  # R is inside Sys.sleep() by now
+        await report.check("answers-while-busy", while_busy, client, modern)
         tg.cancel_scope.cancel()  # the SDK sends notifications/cancelled
 
     async def next_call():

@@ -231,17 +231,24 @@ pub fn success(id: &RequestId, result_json: &str) -> String {
 
 /// A JSON-RPC error response; `id` is `null` when the request's id is unknown.
 pub fn error(id: Option<&RequestId>, code: i64, message: &str, data: Option<&Value>) -> String {
+    error_response(id, &error_object(code, message, data))
+}
+
+/// The `error` member of a response: `{code, message, data?}`.
+pub fn error_object(code: i64, message: &str, data: Option<&Value>) -> Value {
     let mut err = serde_json::Map::new();
     err.insert("code".into(), Value::from(code));
     err.insert("message".into(), Value::from(message));
     if let Some(data) = data {
         err.insert("data".into(), data.clone());
     }
+    Value::Object(err)
+}
+
+/// An error response around an error object made with [`error_object`].
+pub fn error_response(id: Option<&RequestId>, error: &Value) -> String {
     let id = id.map_or("null", |id| id.as_json());
-    format!(
-        "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{}}}",
-        Value::Object(err)
-    )
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{error}}}")
 }
 
 /// A notification the server sends.

@@ -62,6 +62,13 @@ impl Registry {
         &self.tools[index]
     }
 
+    /// Whether any tool may run as a task.
+    pub fn offers_tasks(&self) -> bool {
+        self.tools
+            .iter()
+            .any(|t| t.def.task_support != crate::tool::TaskSupport::Forbidden)
+    }
+
     pub fn find(&self, name: &str) -> Option<usize> {
         self.by_name.get(name).copied()
     }

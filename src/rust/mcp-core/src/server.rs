@@ -36,11 +36,15 @@ enum Event {
     Progress(JobId, Progress),
     ProgressDue(JobId),
     Log(JobId, LogLevel, serde_json::Value),
+    Ask(JobId, String, serde_json::Value, mpsc::Sender<Answer>),
     Deadline(JobId, Duration),
     Abandon(JobId, Duration),
     ClientGone,
     Stop,
 }
+
+/// The answer to an input request, or why there is none.
+pub type Answer = Result<serde_json::Value, String>;
 
 /// What `poll` found.
 #[derive(Debug)]
@@ -121,6 +125,7 @@ impl Server {
         let engine = Engine::new(config.clone(), registry.clone());
         let dispatcher = Dispatcher {
             engine,
+            replies: std::collections::HashMap::new(),
             board: board.clone(),
             writer: line_tx,
             jobs: Some(job_tx),
@@ -210,6 +215,19 @@ impl Server {
         let _ = self.events.send(Event::Log(job, level, data));
     }
 
+    /// A running job asks the client for input (`request` is `{method,
+    /// params}`); the answer arrives on the returned channel.
+    pub fn ask(
+        &self,
+        job: JobId,
+        key: String,
+        request: serde_json::Value,
+    ) -> mpsc::Receiver<Answer> {
+        let (reply, answer) = mpsc::channel();
+        let _ = self.events.send(Event::Ask(job, key, request, reply));
+        answer
+    }
+
     /// Whether the client has cancelled `job`.
     pub fn is_cancelled(&self, job: JobId) -> bool {
         self.board.is_cancelled(job)
@@ -258,6 +276,8 @@ impl Drop for Server {
 
 struct Dispatcher {
     engine: Engine,
+    /// Where the answer to each waiting job's input request goes.
+    replies: std::collections::HashMap<JobId, mpsc::Sender<Answer>>,
     board: Arc<Board>,
     writer: mpsc::Sender<String>,
     jobs: Option<mpsc::Sender<Box<Job>>>,
@@ -300,6 +320,10 @@ impl Dispatcher {
                     self.engine.on_progress_due(job, Instant::now(), &mut out)
                 }
                 Event::Log(job, level, data) => self.engine.on_log(job, level, data, &mut out),
+                Event::Ask(job, key, request, reply) => {
+                    self.replies.insert(job, reply);
+                    self.engine.on_ask(job, key, request, &mut out);
+                }
                 Event::Deadline(job, limit) => {
                     if self
                         .board
@@ -344,6 +368,11 @@ impl Dispatcher {
                 }
                 Output::Cancel(job) => self.board.cancel(job),
                 Output::ProgressDue(job, delay) => self.after(delay, Event::ProgressDue(job)),
+                Output::Answer(job, answer) => {
+                    if let Some(reply) = self.replies.remove(&job) {
+                        let _ = reply.send(answer);
+                    }
+                }
             }
         }
     }

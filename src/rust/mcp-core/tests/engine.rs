@@ -56,6 +56,7 @@ struct Harness {
     jobs: Vec<Job>,
     cancels: Vec<u64>,
     due: Vec<(u64, Duration)>,
+    answers: Vec<(u64, Result<Value, String>)>,
     rev: Revision,
 }
 
@@ -75,6 +76,7 @@ impl Harness {
             jobs: Vec::new(),
             cancels: Vec::new(),
             due: Vec::new(),
+            answers: Vec::new(),
             rev: Revision::LATEST_LEGACY,
         }
     }
@@ -90,6 +92,7 @@ impl Harness {
                 Output::Run(job) => self.jobs.push(*job),
                 Output::Cancel(job) => self.cancels.push(job),
                 Output::ProgressDue(job, delay) => self.due.push((job, delay)),
+                Output::Answer(job, answer) => self.answers.push((job, answer)),
             }
         }
         written

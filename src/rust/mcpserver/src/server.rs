@@ -9,9 +9,10 @@ use crate::from_json;
 use crate::result;
 use crate::rvalue::RValue;
 use crate::tool::{plan, ToolPlan};
+use crate::types::field;
 use extendr_api::prelude::*;
 use mcp_core::board::Interrupt;
-use mcp_core::engine::{Config, Job, JobId, Outcome, Progress, ServerInfo};
+use mcp_core::engine::{Config, InputMode, Job, JobId, Outcome, Progress, ServerInfo};
 use mcp_core::logging::LogLevel;
 use mcp_core::registry::Registry;
 use mcp_core::result::ToolResult;
@@ -54,21 +55,41 @@ pub struct McpServer {
     tools: Vec<ToolCall>,
     /// The call R is running, for `mcp_request()`.
     current: RefCell<Option<Box<Job>>>,
+    /// The input request a 2026-07-28 call stopped at, for its
+    /// `input_required` result.
+    needs_input: RefCell<Option<(String, serde_json::Value)>>,
+}
+
+/// The server settings `mcp_server()` passes as a named list (checked
+/// there): `name`, `version`, `title`, `instructions`, `max_message_size`,
+/// `timeout`, `request_state_key`.
+fn config_from(options: RValue) -> Config {
+    let text = |name: &str| {
+        field(options, name)
+            .as_single_string()
+            .map(|s| s.into_owned())
+    };
+    let number = |name: &str| check::single_number(field(options, name));
+    Config {
+        info: ServerInfo {
+            name: text("name").unwrap_or_default(),
+            version: text("version").unwrap_or_default(),
+            title: text("title"),
+        },
+        instructions: text("instructions"),
+        max_message_bytes: number("max_message_size")
+            .map_or(Config::default().max_message_bytes, |n| n as usize),
+        default_timeout: number("timeout").map(Duration::from_secs_f64),
+        request_state_key: text("request_state_key").map(String::into_bytes),
+        ..Config::default()
+    }
 }
 
 /// Starts serving on stdin/stdout. `specs` are the definitions `tool()`
 /// stored. Returns the server, or an error for R to raise.
 /// @noRd
 #[extendr]
-fn server_start_(
-    specs: List,
-    name: &str,
-    version: &str,
-    title: Nullable<String>,
-    instructions: Nullable<String>,
-    max_message_bytes: f64,
-    timeout: Nullable<f64>,
-) -> Robj {
+fn server_start_(specs: List, options: Robj) -> Robj {
     let mut defs = Vec::with_capacity(specs.len());
     let mut tools = Vec::with_capacity(specs.len());
     for spec in specs.values() {
@@ -91,17 +112,7 @@ fn server_start_(
         Ok(r) => r,
         Err(e) => return check::fail(e),
     };
-    let config = Config {
-        info: ServerInfo {
-            name: name.to_string(),
-            version: version.to_string(),
-            title: title.into_option(),
-        },
-        instructions: instructions.into_option(),
-        max_message_bytes: max_message_bytes as usize,
-        default_timeout: timeout.into_option().map(Duration::from_secs_f64),
-        ..Config::default()
-    };
+    let config = config_from(RValue::of(&options));
     // SAFETY: pthread_self on R's main thread (this .Call runs there).
     let r_thread = unsafe { libc::pthread_self() };
     let interrupt = Box::new(move || {
@@ -117,6 +128,7 @@ fn server_start_(
             server: Some(server),
             tools,
             current: RefCell::new(None),
+            needs_input: RefCell::new(None),
         }
         .into(),
         Err(e) => check::fail(format!("could not take over stdin and stdout: {e}")),
@@ -307,6 +319,72 @@ impl McpServer {
             ),
         ])
         .into()
+    }
+
+    /// Asks the user for input through the client. Returns
+    /// `list(status, value)`: `"answer"` with the answer (`list(action,
+    /// content)`); `"needs_input"` when the call must end with an
+    /// `input_required` result and be retried; `"unavailable"` or `"failed"`
+    /// with the reason; `"interrupted"` when an interrupt arrived while
+    /// waiting (R raises it again).
+    /// @noRd
+    fn elicit(&self, key: &str, message: &str, schema: Robj) -> Robj {
+        let reply = |status: &str, value: Robj| -> Robj {
+            List::from_pairs(vec![("status", Robj::from(status)), ("value", value)]).into()
+        };
+        let current = self.current.borrow();
+        let (Some(job), Some(server)) = (current.as_ref(), &self.server) else {
+            return reply("unavailable", "no tool call is running".into());
+        };
+        let requested = match crate::types::elicitation_schema(RValue::of(&schema)) {
+            Ok(s) => s,
+            Err(e) => return check::fail(e),
+        };
+        let request = serde_json::json!({
+            "method": "elicitation/create",
+            "params": { "message": message, "requestedSchema": requested },
+        });
+        let answer_value = |v: &serde_json::Value| -> Robj {
+            // SAFETY: R's main thread; protected by Robj at once.
+            unsafe { Robj::from_sexp(from_json::build(v, &from_json::Shape::Raw)) }
+        };
+        if let Some(answer) = job.context.answers.get(key) {
+            return reply("answer", answer_value(answer));
+        }
+        match &job.context.input {
+            InputMode::Unavailable(reason) => reply("unavailable", reason.as_str().into()),
+            InputMode::Retry => {
+                *self.needs_input.borrow_mut() = Some((key.to_string(), request));
+                reply("needs_input", ().into())
+            }
+            InputMode::Ask => {
+                let answers = server.ask(job.id, key.to_string(), request);
+                loop {
+                    match answers.recv_timeout(INTERRUPT_TICK) {
+                        Ok(Ok(answer)) => return reply("answer", answer_value(&answer)),
+                        Ok(Err(reason)) => return reply("failed", reason.into()),
+                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                            return reply("failed", "the server stopped".into())
+                        }
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                            if interrupt_pending() {
+                                return reply("interrupted", ().into());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The handler stopped at an input request: answer with `input_required`.
+    /// @noRd
+    fn complete_input_required(&self, job: f64) {
+        self.current.borrow_mut().take();
+        let pending = self.needs_input.borrow_mut().take();
+        if let (Some(server), Some((key, request))) = (&self.server, pending) {
+            server.complete(job as JobId, Outcome::InputRequired { key, request });
+        }
     }
 
     /// Whether the server itself sent the interrupt R just caught (a cancel

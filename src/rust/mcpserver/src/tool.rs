@@ -9,7 +9,7 @@ use crate::types::{self, element, field, object_schema, TypeNode, TypeSpec};
 use extendr_api::prelude::*;
 use extendr_ffi::SEXPTYPE;
 use mcp_core::revision::Revision;
-use mcp_core::tool::{check_name, ToolDef, SAFE_NAME_LEN};
+use mcp_core::tool::{check_name, TaskSupport, ToolDef, SAFE_NAME_LEN};
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -40,6 +40,7 @@ fn check_tool_(
     meta: Robj,
     timeout: Robj,
     convert: Robj,
+    task: Robj,
     formals: Robj,
 ) -> Robj {
     let args = ToolArgs {
@@ -55,6 +56,7 @@ fn check_tool_(
         meta: RValue::of(&meta),
         timeout: RValue::of(&timeout),
         convert: RValue::of(&convert),
+        task: RValue::of(&task),
         formals: RValue::of(&formals),
     };
     match args.check() {
@@ -87,6 +89,7 @@ struct ToolArgs {
     meta: RValue,
     timeout: RValue,
     convert: RValue,
+    task: RValue,
     formals: RValue,
 }
 
@@ -163,6 +166,14 @@ impl ToolArgs {
             "`timeout` must be NULL or a positive number of seconds.",
         )?;
         require(is_flag(self.convert), "`convert` must be TRUE or FALSE.")?;
+        let task_ok = self
+            .task
+            .as_single_string()
+            .is_some_and(|t| TaskSupport::parse(&t).is_some());
+        require(
+            task_ok,
+            "`task` must be one of \"forbidden\", \"optional\" or \"required\".",
+        )?;
         let warning = long.then(|| {
             format!(
                 "Tool name \"{name}\" is longer than {SAFE_NAME_LEN} characters; \
@@ -375,7 +386,10 @@ pub fn plan(spec: RValue) -> Result<ToolPlan, String> {
         } else {
             read_meta(meta)?
         },
-        task_support: Default::default(),
+        task_support: field(spec, "task")
+            .as_single_string()
+            .and_then(|t| TaskSupport::parse(&t))
+            .unwrap_or_default(),
         timeout,
     };
     Ok(ToolPlan {

@@ -409,3 +409,34 @@ extendr_module! {
     fn check_schema_;
     fn type_schema_;
 }
+
+/// The `requestedSchema` of an elicitation: a flat object whose properties
+/// are strings, numbers, integers, booleans or enums of strings, as the
+/// protocol allows.
+pub fn elicitation_schema(x: RValue) -> Result<Value, String> {
+    const WHAT: &str = "`schema` must be a type_object() (or a named list of type helpers) whose \
+                        properties are type_string(), type_number(), type_integer(), type_boolean() \
+                        or type_enum() of strings.";
+    let node = parse(x).map_err(|_| WHAT.to_string())?;
+    let TypeSpec::Object { properties, .. } = &node.spec else {
+        return Err(WHAT.into());
+    };
+    let primitive = properties.iter().all(|(_, p)| match &p.spec {
+        TypeSpec::Boolean
+        | TypeSpec::Integer
+        | TypeSpec::Number
+        | TypeSpec::String
+        | TypeSpec::Ignore => true,
+        TypeSpec::Enum { kind, .. } => *kind == Some("string"),
+        _ => false,
+    });
+    if !primitive {
+        return Err(WHAT.into());
+    }
+    let mut schema = object_schema(properties, false, None);
+    // Clients validate against a fixed shape: type, properties, required.
+    if let Value::Object(map) = &mut schema {
+        map.shift_remove("additionalProperties");
+    }
+    Ok(schema)
+}

@@ -9,9 +9,11 @@
 use crate::jsonrpc::{self, Line, Message, RequestId};
 use crate::logging::LogLevel;
 use crate::registry::Registry;
+use crate::request_state::Signer;
 use crate::result::{self, ToolResult};
 use crate::revision::Revision;
 use crate::schema;
+use crate::tasks;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
@@ -25,6 +27,11 @@ const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
+
+mod input;
+mod task_methods;
+
+pub use input::InputMode;
 
 /// Progress notifications for one request are sent at most this often; a
 /// faster flood is thinned, the latest value winning.
@@ -60,6 +67,9 @@ pub struct Config {
     pub list_ttl_ms: u64,
     /// Limit for tools that set none of their own.
     pub default_timeout: Option<Duration>,
+    /// Key for signing the state of input-required rounds; a random key
+    /// when `None` (state then only verifies within this process).
+    pub request_state_key: Option<Vec<u8>>,
 }
 
 impl Default for Config {
@@ -74,6 +84,7 @@ impl Default for Config {
             max_message_bytes: 16 * 1024 * 1024,
             list_ttl_ms: 300_000,
             default_timeout: None,
+            request_state_key: None,
         }
     }
 }
@@ -93,6 +104,12 @@ pub struct CallContext {
     pub client_info: Option<Value>,
     /// The level a 2026-07-28 request asked to receive logs at.
     pub log_level: Option<LogLevel>,
+    /// How the handler may ask the user for input.
+    pub input: InputMode,
+    /// Answers already given to this call's input requests, by key.
+    pub answers: Map<String, Value>,
+    /// The task running this call, if it runs as one.
+    pub task: Option<String>,
 }
 
 /// A `tools/call` for the R thread.
@@ -115,6 +132,9 @@ pub enum Outcome {
     TimedOut(Duration),
     /// The server failed to run the handler at all: -32603.
     Failed(String),
+    /// The handler needs input it has not got (2026-07-28): the call is
+    /// answered with an `input_required` result asking for it.
+    InputRequired { key: String, request: Value },
 }
 
 /// What the engine asks of the runtime around it.
@@ -128,6 +148,9 @@ pub enum Output {
     Cancel(JobId),
     /// Call [`Engine::on_progress_due`] for this job after the delay.
     ProgressDue(JobId, Duration),
+    /// The answer to a job's input request (see [`Engine::on_ask`]), or why
+    /// there will be none.
+    Answer(JobId, Result<Value, String>),
 }
 
 /// One progress report from a running tool.
@@ -141,6 +164,8 @@ pub struct Progress {
 struct Session {
     revision: Revision,
     client_info: Option<Value>,
+    /// The client's capabilities from `initialize`.
+    capabilities: Value,
     /// Set by `logging/setLevel`; no logs are sent before it.
     log_level: Option<LogLevel>,
 }
@@ -157,6 +182,11 @@ struct JobState {
     last_progress: Option<(f64, Instant)>,
     /// A report held back by the rate limit, to send when it is due.
     pending_progress: Option<Progress>,
+    /// The task this call runs as (its request was answered at once).
+    task: Option<String>,
+    /// What an `input_required` result must bind its state to (2026-07-28).
+    arguments: Map<String, Value>,
+    answers: Map<String, Value>,
 }
 
 impl JobState {
@@ -170,6 +200,9 @@ impl JobState {
             log_level: None,
             last_progress: None,
             pending_progress: None,
+            task: None,
+            arguments: Map::new(),
+            answers: Map::new(),
         }
     }
 }
@@ -192,10 +225,16 @@ pub struct Engine {
     next_job: JobId,
     next_batch: u64,
     server_meta: Map<String, Value>,
+    signer: Signer,
+    tasks: tasks::Store,
+    /// Requests the server sent the client, by id: whose input they ask for.
+    asks: HashMap<RequestId, (JobId, String)>,
+    next_ask: u64,
 }
 
 impl Engine {
     pub fn new(config: Arc<Config>, registry: Arc<Registry>) -> Engine {
+        let config_for_signer = config.clone();
         let mut server_meta = Map::new();
         server_meta.insert(
             META_SERVER_INFO.into(),
@@ -213,6 +252,10 @@ impl Engine {
             next_job: 1,
             next_batch: 1,
             server_meta,
+            signer: Signer::new(config_for_signer.request_state_key.as_deref()),
+            tasks: tasks::Store::default(),
+            asks: HashMap::new(),
+            next_ask: 1,
         }
     }
 
@@ -289,8 +332,14 @@ impl Engine {
         if self.by_request.get(&state.request_id) == Some(&job) {
             self.by_request.remove(&state.request_id);
         }
+        self.asks.retain(|_, (j, _)| *j != job);
         if state.cancelled || matches!(outcome, Outcome::Cancelled) {
             self.forget_in_batch(&state.request_id, out);
+            if let Some(task) = state.task.as_deref().and_then(|id| self.tasks.get_mut(id)) {
+                if !task.status.is_terminal() {
+                    task.cancel();
+                }
+            }
             return;
         }
         // A report the rate limit held back still goes out, before the result.
@@ -301,16 +350,30 @@ impl Engine {
                 state.revision,
             )));
         }
+        let settled = self.settle(&state, outcome);
+        match &state.task {
+            Some(task) => self.finish_task(task, settled, out),
+            None => {
+                let text = match settled {
+                    Ok(body) => jsonrpc::success(&state.request_id, &body),
+                    Err(error) => jsonrpc::error_response(Some(&state.request_id), &error),
+                };
+                self.respond(&state.request_id, text, out);
+            }
+        }
+    }
+
+    /// What a finished job answers: a result body, or a JSON-RPC error object.
+    fn settle(&mut self, state: &JobState, outcome: Outcome) -> Result<String, Value> {
         let tool = self.registry.tool(state.tool);
-        let message = match outcome {
+        match outcome {
             Outcome::Done(result) => match result::check_output(tool, &result) {
-                Ok(()) => self.call_result(&state, &result),
-                Err(violation) => jsonrpc::error(
-                    Some(&state.request_id),
+                Ok(()) => Ok(self.result_body(state, &result)),
+                Err(violation) => Err(jsonrpc::error_object(
                     jsonrpc::INTERNAL_ERROR,
                     &violation.message,
                     Some(&violation.data),
-                ),
+                )),
             },
             Outcome::TimedOut(limit) => {
                 let text = format!(
@@ -318,20 +381,31 @@ impl Engine {
                     tool.def.name,
                     describe_duration(limit)
                 );
-                self.call_result(&state, &ToolResult::error(text))
+                Ok(self.result_body(state, &ToolResult::error(text)))
             }
-            Outcome::Cancelled => unreachable!("handled above"),
-            Outcome::Failed(reason) => {
-                let data = json!({ "tool": tool.def.name });
-                jsonrpc::error(
-                    Some(&state.request_id),
-                    jsonrpc::INTERNAL_ERROR,
-                    &format!("Tool \"{}\" could not be run: {reason}", tool.def.name),
-                    Some(&data),
-                )
+            Outcome::Failed(reason) => Err(jsonrpc::error_object(
+                jsonrpc::INTERNAL_ERROR,
+                &format!("Tool \"{}\" could not be run: {reason}", tool.def.name),
+                Some(&json!({ "tool": tool.def.name })),
+            )),
+            Outcome::InputRequired { key, request } => {
+                Ok(self.input_required_body(state, key, request))
             }
-        };
-        self.respond(&state.request_id, message, out);
+            Outcome::Cancelled => unreachable!("handled by the caller"),
+        }
+    }
+
+    /// The `CallToolResult` of a job, for its revision; results of 2025-11-25
+    /// tasks carry their task id, as `tasks/result` requires.
+    fn result_body(&self, state: &JobState, result: &ToolResult) -> String {
+        let tool = self.registry.tool(state.tool);
+        let mut extra = state.revision.is_modern().then(|| self.server_meta.clone());
+        if let (Some(task), false) = (&state.task, state.revision.is_modern()) {
+            let mut meta = Map::new();
+            meta.insert(tasks::RELATED_TASK.into(), json!({ "taskId": task }));
+            extra = Some(meta);
+        }
+        result::render(tool, result, state.revision, extra.as_ref())
     }
 
     /// A running tool reported progress. Sent when the client gave a
@@ -426,10 +500,7 @@ impl Engine {
     }
 
     fn call_result(&self, state: &JobState, result: &ToolResult) -> String {
-        let tool = self.registry.tool(state.tool);
-        let extra = state.revision.is_modern().then_some(&self.server_meta);
-        let body = result::render(tool, result, state.revision, extra);
-        jsonrpc::success(&state.request_id, &body)
+        jsonrpc::success(&state.request_id, &self.result_body(state, result))
     }
 
     fn on_batch(&mut self, messages: Vec<Message>, out: &mut Vec<Output>) {
@@ -546,8 +617,8 @@ impl Engine {
         match message {
             Message::Request { id, method, params } => self.on_request(id, &method, params, out),
             Message::Notification { method, params } => self.on_notification(&method, params, out),
-            // A reply to a request of ours; the server sends none yet.
-            Message::Response { .. } => {}
+            // A reply to a request of ours (an elicitation).
+            Message::Response { id, result, error } => self.on_response(&id, result, error, out),
             Message::Invalid { id, reason } => {
                 let data = json!({ "reason": reason });
                 let text = jsonrpc::error(
@@ -631,6 +702,11 @@ impl Engine {
             "logging/setLevel" => {
                 let text = self.set_level(&id, params);
                 self.respond(&id, text, out)
+            }
+            "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel"
+                if rev.has_core_tasks() =>
+            {
+                self.core_task_method(id, method, params, out)
             }
             _ => {
                 let text = method_not_found(&id, method);
@@ -718,6 +794,9 @@ impl Engine {
             }
             "tools/call" => self.tools_call(id, params, raw, rev, client_info, out),
             "subscriptions/listen" => self.listen(id, out),
+            "tasks/get" | "tasks/update" | "tasks/cancel" => {
+                self.extension_task_method(id, method, params, out)
+            }
             m if REMOVED_IN_MODERN.contains(&m) => {
                 let data =
                     json!({ "reason": format!("`{m}` is not part of protocol revision {rev}") });
@@ -782,6 +861,7 @@ impl Engine {
         self.session = Some(Session {
             revision,
             client_info: params.get("clientInfo").cloned(),
+            capabilities: params["capabilities"].clone(),
             log_level,
         });
         let mut result = Map::new();
@@ -797,8 +877,17 @@ impl Engine {
         jsonrpc::success(id, &Value::Object(result).to_string())
     }
 
-    fn capabilities(&self, _rev: Revision) -> Value {
-        json!({ "logging": {}, "tools": { "listChanged": false } })
+    fn capabilities(&self, rev: Revision) -> Value {
+        let mut caps = json!({ "logging": {}, "tools": { "listChanged": false } });
+        if self.registry.offers_tasks() {
+            if rev.has_core_tasks() {
+                caps["tasks"] =
+                    json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
+            } else if rev.is_modern() {
+                caps["extensions"] = json!({ tasks::EXTENSION: {} });
+            }
+        }
+        caps
     }
 
     fn discover(&self, id: &RequestId) -> String {
@@ -892,6 +981,21 @@ impl Engine {
             unreachable!()
         };
         let meta = params.get("_meta").and_then(Value::as_object).cloned();
+        let caps = self.client_capabilities(meta.as_ref(), rev);
+        let answers = match self.retry_answers(name, &arguments, params, rev) {
+            Ok(answers) => answers,
+            Err(error) => {
+                let text = jsonrpc::error_response(Some(&id), &error);
+                return self.respond(&id, text, out);
+            }
+        };
+        let as_task = match self.task_decision(index, params, rev, &caps) {
+            Ok(t) => t,
+            Err(error) => {
+                let text = jsonrpc::error_response(Some(&id), &error);
+                return self.respond(&id, text, out);
+            }
+        };
         let progress_token = raw.and_then(progress_token);
         let log_level = meta
             .as_ref()
@@ -903,8 +1007,17 @@ impl Engine {
         let mut state = JobState::new(id.clone(), index, rev);
         state.progress_token = progress_token.clone();
         state.log_level = log_level;
+        state.answers = answers.clone();
+        let task = as_task.map(|(dialect, ttl)| self.start_task(job, dialect, ttl, &id, out));
+        let input = self.input_mode(rev, &caps, task.is_some());
+        if matches!(input, InputMode::Retry) {
+            state.arguments = arguments.clone();
+        }
+        state.task = task.clone();
         self.jobs.insert(job, state);
-        self.by_request.insert(id.clone(), job);
+        if task.is_none() {
+            self.by_request.insert(id.clone(), job);
+        }
         out.push(Output::Run(Box::new(Job {
             id: job,
             tool: index,
@@ -916,6 +1029,9 @@ impl Engine {
                 meta,
                 client_info,
                 log_level,
+                input,
+                answers,
+                task,
             },
         })));
     }

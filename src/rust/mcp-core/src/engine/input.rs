@@ -1,0 +1,286 @@
+//! Input from the user while a tool runs (elicitation).
+//!
+//! Three ways, by what the request allows:
+//! - a 2026-07-28 call is answered with an `input_required` result; the
+//!   client retries with the answers and the signed `requestState`, and the
+//!   handler runs again from the start, finding its answers ([`InputMode::Retry`]);
+//! - a handshake-era call (2025-06-18 and later) sends the client an
+//!   `elicitation/create` request while the handler waits, and a task of the
+//!   2026-07-28 extension lists the request in `tasks/get` until `tasks/update`
+//!   answers it ([`InputMode::Ask`]);
+//! - otherwise the handler learns that no input can be had.
+
+use super::{Engine, JobId, JobState, Output, META_CAPABILITIES};
+use crate::jsonrpc::{self, RequestId};
+use crate::request_state::State;
+use crate::revision::Revision;
+use crate::tasks::Dialect;
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+
+/// How a handler's request for input is served.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputMode {
+    /// Answer the call with `input_required`; the client retries.
+    Retry,
+    /// Ask the client now and wait for the answer.
+    Ask,
+    /// No input can be had, and why.
+    Unavailable(String),
+}
+
+const ANSWER_ACTIONS: [&str; 3] = ["accept", "decline", "cancel"];
+
+fn declares(caps: &Value, capability: &str) -> bool {
+    caps.get(capability).is_some_and(Value::is_object)
+}
+
+impl Engine {
+    /// The capabilities the client declared: on the request itself
+    /// (2026-07-28) or at `initialize`.
+    pub(super) fn client_capabilities(
+        &self,
+        meta: Option<&Map<String, Value>>,
+        rev: Revision,
+    ) -> Value {
+        if rev.is_modern() {
+            meta.and_then(|m| m.get(META_CAPABILITIES))
+                .cloned()
+                .unwrap_or(Value::Null)
+        } else {
+            self.session
+                .as_ref()
+                .map_or(Value::Null, |s| s.capabilities.clone())
+        }
+    }
+
+    pub(super) fn input_mode(&self, rev: Revision, caps: &Value, in_task: bool) -> InputMode {
+        if !rev.has_elicitation() {
+            return InputMode::Unavailable(format!(
+                "protocol revision {rev} has no way to ask the user for input"
+            ));
+        }
+        if !declares(caps, "elicitation") {
+            return InputMode::Unavailable(
+                "the client did not declare the elicitation capability".into(),
+            );
+        }
+        if rev.is_modern() && !in_task {
+            InputMode::Retry
+        } else {
+            InputMode::Ask
+        }
+    }
+
+    /// The answers a retried 2026-07-28 call brings: those carried in its
+    /// verified `requestState` plus its `inputResponses` to the keys that
+    /// state asked for. A state that fails verification is refused before
+    /// any R code runs.
+    pub(super) fn retry_answers(
+        &mut self,
+        tool: &str,
+        arguments: &Map<String, Value>,
+        params: &Value,
+        rev: Revision,
+    ) -> Result<Map<String, Value>, Value> {
+        if !rev.is_modern() {
+            return Ok(Map::new());
+        }
+        let responses = match params.get("inputResponses") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(map)) => map.clone(),
+            Some(_) => return Err(invalid("`inputResponses` must be an object", None)),
+        };
+        let state = match params.get("requestState") {
+            None | Some(Value::Null) => State {
+                answers: Map::new(),
+                asked: Vec::new(),
+            },
+            Some(Value::String(text)) => {
+                self.signer
+                    .accept(text, tool, arguments)
+                    .map_err(|refusal| {
+                        invalid(
+                            &format!("Invalid params: {}", refusal.describe()),
+                            Some(json!({ "reason": "invalid_request_state" })),
+                        )
+                    })?
+            }
+            Some(_) => {
+                return Err(invalid(
+                    "Invalid params: `requestState` must be a string",
+                    Some(json!({ "reason": "invalid_request_state" })),
+                ))
+            }
+        };
+        let mut answers = state.answers;
+        for key in &state.asked {
+            let Some(answer) = responses.get(key) else {
+                continue;
+            };
+            check_answer(key, answer)?;
+            answers.insert(key.clone(), answer.clone());
+        }
+        Ok(answers)
+    }
+
+    /// The `input_required` result of a 2026-07-28 call, with the state the
+    /// retry must echo.
+    pub(super) fn input_required_body(
+        &self,
+        state: &JobState,
+        key: String,
+        request: Value,
+    ) -> String {
+        let tool = &self.registry.tool(state.tool).def.name;
+        let issued = State {
+            answers: state.answers.clone(),
+            asked: vec![key.clone()],
+        };
+        let token = self.signer.issue(tool, &state.arguments, &issued);
+        let mut requests = Map::new();
+        requests.insert(key, request);
+        json!({
+            "resultType": "input_required",
+            "inputRequests": requests,
+            "requestState": token,
+            "_meta": self.server_meta,
+        })
+        .to_string()
+    }
+
+    /// A running handler asks for input (`request` is `{method, params}`).
+    /// Answered through [`Output::Answer`], now or when the client replies.
+    pub fn on_ask(&mut self, job: JobId, key: String, request: Value, out: &mut Vec<Output>) {
+        let Some(state) = self.jobs.get(&job) else {
+            return out.push(Output::Answer(
+                job,
+                Err("the call is no longer running".into()),
+            ));
+        };
+        if state.cancelled {
+            return out.push(Output::Answer(job, Err("the call was cancelled".into())));
+        }
+        let revision = state.revision;
+        let task = state.task.clone();
+        if let Some(task_id) = &task {
+            if let Some(task) = self.tasks.get_mut(task_id) {
+                if task.dialect == Dialect::Extension {
+                    // Listed by tasks/get until tasks/update answers it.
+                    task.need_input(key, request);
+                    return;
+                }
+                task.need_input(key.clone(), request.clone());
+            }
+        }
+        let id = RequestId::from_raw(
+            &RawValue::from_string(format!("\"mcpserver-ask-{}\"", self.next_ask))
+                .expect("a JSON string"),
+        )
+        .expect("a valid id");
+        self.next_ask += 1;
+        let mut params = request["params"].clone();
+        if revision >= Revision::V2025_11_25 {
+            params["mode"] = json!("form");
+        }
+        if let Some(task_id) = &task {
+            params["_meta"] = json!({ crate::tasks::RELATED_TASK: { "taskId": task_id } });
+        }
+        let method = request["method"].as_str().unwrap_or("elicitation/create");
+        out.push(Output::Write(jsonrpc::request(
+            &id,
+            method,
+            &params.to_string(),
+        )));
+        self.asks.insert(id, (job, key));
+    }
+
+    /// The client answered a request of ours.
+    pub(super) fn on_response(
+        &mut self,
+        id: &RequestId,
+        result: Option<Box<RawValue>>,
+        error: Option<Box<RawValue>>,
+        out: &mut Vec<Output>,
+    ) {
+        let Some((job, _key)) = self.asks.remove(id) else {
+            return;
+        };
+        let answer = match (result, error) {
+            (Some(result), _) => serde_json::from_str::<Value>(result.get())
+                .map_err(|e| format!("the client's answer is not JSON: {e}"))
+                .and_then(|v| {
+                    check_answer("answer", &v)
+                        .map(|_| v)
+                        .map_err(|e| e["message"].to_string())
+                }),
+            (None, Some(error)) => {
+                let error: Value = serde_json::from_str(error.get()).unwrap_or(Value::Null);
+                Err(format!(
+                    "the client could not ask the user: {}",
+                    error["message"].as_str().unwrap_or("no reason given")
+                ))
+            }
+            (None, None) => Err("the client sent an empty answer".into()),
+        };
+        if let Some(task) = self.jobs.get(&job).and_then(|s| s.task.clone()) {
+            if let Some(task) = self.tasks.get_mut(&task) {
+                task.resume();
+            }
+        }
+        out.push(Output::Answer(job, answer));
+    }
+
+    /// `tasks/update` answers input requests of an extension task.
+    pub(super) fn answer_task_inputs(
+        &mut self,
+        job: JobId,
+        responses: &Map<String, Value>,
+        out: &mut Vec<Output>,
+    ) -> Result<(), Value> {
+        let Some(task) = self.tasks.by_job_mut(job) else {
+            return Ok(());
+        };
+        let mut delivered = Vec::new();
+        for (key, answer) in responses {
+            if task.input_requests.contains_key(key) {
+                check_answer(key, answer)?;
+                delivered.push(answer.clone());
+                task.input_requests.remove(key);
+            }
+        }
+        if task.input_requests.is_empty() && !task.status.is_terminal() {
+            task.resume();
+        }
+        for answer in delivered {
+            out.push(Output::Answer(job, Ok(answer)));
+        }
+        Ok(())
+    }
+}
+
+/// An elicitation answer: `{action: accept|decline|cancel, content?: {...}}`.
+fn check_answer(key: &str, answer: &Value) -> Result<(), Value> {
+    let action_ok = answer
+        .get("action")
+        .and_then(Value::as_str)
+        .is_some_and(|a| ANSWER_ACTIONS.contains(&a));
+    let content_ok = answer
+        .get("content")
+        .is_none_or(|c| c.is_object() || c.is_null());
+    if action_ok && content_ok {
+        Ok(())
+    } else {
+        Err(invalid(
+            &format!(
+                "Invalid params: `inputResponses.{key}` must be an elicitation result: \
+                 an object with `action` (accept, decline or cancel) and optional `content`"
+            ),
+            None,
+        ))
+    }
+}
+
+fn invalid(message: &str, data: Option<Value>) -> Value {
+    jsonrpc::error_object(jsonrpc::INVALID_PARAMS, message, data.as_ref())
+}

@@ -1,0 +1,537 @@
+//! Tasks (2025-11-25 core and the 2026-07-28 extension) and input-required
+//! rounds, with every message checked against the wire schemas.
+
+mod common;
+
+use common::check_message;
+use mcp_core::engine::{Config, Engine, InputMode, Job, Outcome, Output};
+use mcp_core::registry::Registry;
+use mcp_core::result::{Block, ToolResult};
+use mcp_core::revision::Revision;
+use mcp_core::tool::{TaskSupport, ToolDef};
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+fn tool(name: &str, task: TaskSupport) -> ToolDef {
+    ToolDef {
+        name: name.into(),
+        description: Some(name.into()),
+        input_schema: json!({"type":"object","properties":{"n":{"type":"number"}}}),
+        task_support: task,
+        ..ToolDef::default()
+    }
+}
+
+struct H {
+    engine: Engine,
+    jobs: Vec<Job>,
+    cancels: Vec<u64>,
+    answers: Vec<(u64, Result<Value, String>)>,
+}
+
+impl H {
+    fn new() -> H {
+        let registry = Registry::new(vec![
+            tool("plain", TaskSupport::Forbidden),
+            tool("maybe", TaskSupport::Optional),
+            tool("always", TaskSupport::Required),
+            ToolDef {
+                output_schema: Some(
+                    json!({"type":"object","properties":{"x":{"type":"number"}},"required":["x"]}),
+                ),
+                ..tool("typed", TaskSupport::Optional)
+            },
+        ])
+        .unwrap();
+        let config = Config {
+            request_state_key: Some(b"test key".to_vec()),
+            ..Config::default()
+        };
+        H {
+            engine: Engine::new(Arc::new(config), Arc::new(registry)),
+            jobs: Vec::new(),
+            cancels: Vec::new(),
+            answers: Vec::new(),
+        }
+    }
+
+    fn collect(&mut self, out: Vec<Output>) -> Vec<Value> {
+        let mut written = Vec::new();
+        for o in out {
+            match o {
+                Output::Write(line) => written.push(serde_json::from_str(&line).unwrap()),
+                Output::Run(job) => self.jobs.push(*job),
+                Output::Cancel(job) => self.cancels.push(job),
+                Output::Answer(job, a) => self.answers.push((job, a)),
+                Output::ProgressDue(..) => {}
+            }
+        }
+        written
+    }
+
+    fn send(&mut self, msg: Value) -> Vec<Value> {
+        let mut out = Vec::new();
+        self.engine.on_line(msg.to_string().as_bytes(), &mut out);
+        self.collect(out)
+    }
+
+    fn one(&mut self, msg: Value) -> Value {
+        let mut got = self.send(msg.clone());
+        assert_eq!(got.len(), 1, "{msg} -> {got:?}");
+        got.remove(0)
+    }
+
+    fn complete(&mut self, job: u64, outcome: Outcome) -> Vec<Value> {
+        let mut out = Vec::new();
+        self.engine.on_completed(job, outcome, &mut out);
+        self.collect(out)
+    }
+
+    fn ask(&mut self, job: u64, key: &str) -> Vec<Value> {
+        let mut out = Vec::new();
+        let request = json!({"method":"elicitation/create","params":{"message":"Your name?",
+            "requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}});
+        self.engine.on_ask(job, key.into(), request, &mut out);
+        self.collect(out)
+    }
+
+    fn init(&mut self, version: &str, capabilities: Value) {
+        let r = self.one(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":version,"capabilities":capabilities,"clientInfo":{"name":"t","version":"1"}}}));
+        check_message(
+            Revision::parse(version).unwrap(),
+            &r,
+            Some("InitializeResult"),
+        );
+    }
+}
+
+fn text(t: &str) -> Outcome {
+    Outcome::Done(ToolResult {
+        content: vec![Block::text(t)],
+        structured: None,
+        is_error: false,
+        meta: None,
+    })
+}
+
+fn call(id: Value, name: &str, extra: Value) -> Value {
+    let mut params = json!({"name": name, "arguments": {"n": 1}});
+    for (k, v) in extra.as_object().unwrap() {
+        params[k] = v.clone();
+    }
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params})
+}
+
+fn modern_meta(caps: Value) -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+           "io.modelcontextprotocol/clientCapabilities": caps})
+}
+
+const REV: Revision = Revision::V2025_11_25;
+const MODERN: Revision = Revision::V2026_07_28;
+
+#[test]
+fn core_tasks_run_and_deliver_their_result() {
+    let mut h = H::new();
+    h.init("2025-11-25", json!({}));
+    let caps = h.one(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}));
+    let tools = caps["result"]["tools"].as_array().unwrap();
+    assert!(tools[0].get("execution").is_none());
+    assert_eq!(tools[1]["execution"], json!({"taskSupport":"optional"}));
+    assert_eq!(tools[2]["execution"], json!({"taskSupport":"required"}));
+    check_message(REV, &caps, Some("ListToolsResult"));
+
+    let created = h.one(call(json!(2), "maybe", json!({"task":{"ttl":60000}})));
+    check_message(REV, &created, Some("CreateTaskResult"));
+    let task = created["result"]["task"].clone();
+    assert_eq!(task["status"], "working");
+    assert_eq!(task["ttl"], 60000);
+    let task_id = task["taskId"].as_str().unwrap().to_string();
+    let job = h.jobs.pop().unwrap();
+    assert_eq!(job.context.task.as_deref(), Some(task_id.as_str()));
+
+    let got =
+        h.one(json!({"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":task_id}}));
+    assert_eq!(got["result"]["status"], "working");
+    check_message(REV, &got, Some("GetTaskResult"));
+    assert!(
+        h.send(json!({"jsonrpc":"2.0","id":4,"method":"tasks/result","params":{"taskId":task_id}}))
+            .is_empty(),
+        "tasks/result waits for the end"
+    );
+    // A notifications/cancelled for the original request does not touch the task.
+    h.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}));
+    assert!(h.cancels.is_empty());
+
+    let finished = h.complete(job.id, text("done"));
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0]["id"], 4);
+    assert_eq!(finished[0]["result"]["content"][0]["text"], "done");
+    assert_eq!(
+        finished[0]["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        task_id
+    );
+    check_message(REV, &finished[0], Some("CallToolResult"));
+    let got =
+        h.one(json!({"jsonrpc":"2.0","id":5,"method":"tasks/get","params":{"taskId":task_id}}));
+    assert_eq!(got["result"]["status"], "completed");
+    let again =
+        h.one(json!({"jsonrpc":"2.0","id":6,"method":"tasks/result","params":{"taskId":task_id}}));
+    assert_eq!(again["result"]["content"][0]["text"], "done");
+    let list = h.one(json!({"jsonrpc":"2.0","id":7,"method":"tasks/list"}));
+    assert_eq!(list["result"]["tasks"][0]["taskId"], task_id);
+    check_message(REV, &list, Some("ListTasksResult"));
+}
+
+#[test]
+fn core_task_policies_and_cancellation() {
+    let mut h = H::new();
+    h.init("2025-11-25", json!({}));
+    let r = h.one(call(json!(1), "plain", json!({"task":{}})));
+    assert_eq!(r["error"]["code"], -32601);
+    let r = h.one(call(json!(2), "always", json!({})));
+    assert_eq!(r["error"]["code"], -32601);
+    check_message(REV, &r, None);
+    assert!(h.jobs.is_empty());
+
+    let created = h.one(call(json!(3), "always", json!({"task":{}})));
+    let task_id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let job = h.jobs.pop().unwrap();
+    h.send(json!({"jsonrpc":"2.0","id":4,"method":"tasks/result","params":{"taskId":task_id}}));
+    let mut cancelled =
+        h.send(json!({"jsonrpc":"2.0","id":5,"method":"tasks/cancel","params":{"taskId":task_id}}));
+    assert_eq!(h.cancels, vec![job.id]);
+    let waiter = cancelled.remove(0);
+    assert_eq!(waiter["id"], 4);
+    assert_eq!(waiter["error"]["code"], -32602);
+    assert_eq!(cancelled[0]["result"]["status"], "cancelled");
+    check_message(REV, &cancelled[0], Some("CancelTaskResult"));
+    assert!(h.complete(job.id, Outcome::Cancelled).is_empty());
+    let r =
+        h.one(json!({"jsonrpc":"2.0","id":6,"method":"tasks/cancel","params":{"taskId":task_id}}));
+    assert_eq!(
+        r["error"]["code"], -32602,
+        "a finished task cannot be cancelled"
+    );
+    let r = h.one(json!({"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"nope"}}));
+    assert_eq!(r["error"]["code"], -32602);
+    check_message(REV, &r, None);
+}
+
+#[test]
+fn core_task_failures_carry_the_json_rpc_error() {
+    let mut h = H::new();
+    h.init("2025-11-25", json!({}));
+    let created = h.one(call(json!(1), "typed", json!({"task":{}})));
+    let task_id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let job = h.jobs.pop().unwrap();
+    h.complete(job.id, text("no structured content"));
+    let r =
+        h.one(json!({"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":task_id}}));
+    assert_eq!(r["error"]["code"], -32603);
+    let got =
+        h.one(json!({"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":task_id}}));
+    assert_eq!(got["result"]["status"], "failed");
+    check_message(REV, &got, Some("GetTaskResult"));
+}
+
+#[test]
+fn older_revisions_have_no_tasks() {
+    let mut h = H::new();
+    h.init("2025-06-18", json!({}));
+    let init_caps = h.one(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}));
+    assert!(init_caps["result"]["tools"][1].get("execution").is_none());
+    let r = h.one(json!({"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"x"}}));
+    assert_eq!(r["error"]["code"], -32601);
+    // A task-only tool still runs, directly, for clients that cannot ask for tasks.
+    assert!(h.send(call(json!(3), "always", json!({}))).is_empty());
+    assert_eq!(h.jobs.len(), 1);
+}
+
+#[test]
+fn extension_tasks_are_chosen_by_the_server() {
+    let mut h = H::new();
+    let discover = h.one(json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":modern_meta(json!({}))}}));
+    assert_eq!(
+        discover["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
+        json!({})
+    );
+    check_message(MODERN, &discover, Some("DiscoverResult"));
+
+    let with_ext = json!({"extensions":{"io.modelcontextprotocol/tasks":{}}});
+    let created = h.one(call(
+        json!(2),
+        "maybe",
+        json!({"_meta": modern_meta(with_ext.clone())}),
+    ));
+    let result = &created["result"];
+    assert_eq!(result["resultType"], "task");
+    assert_eq!(result["status"], "working");
+    assert!(result["ttlMs"].as_u64().is_some() && result["pollIntervalMs"].as_u64().is_some());
+    check_message(MODERN, &created, None);
+    let task_id = result["taskId"].as_str().unwrap().to_string();
+    let job = h.jobs.pop().unwrap();
+
+    let get = |h: &mut H, id: u64| {
+        h.one(json!({"jsonrpc":"2.0","id":id,"method":"tasks/get","params":{"taskId":task_id,"_meta":modern_meta(json!({}))}}))
+    };
+    let working = get(&mut h, 3);
+    assert_eq!(working["result"]["resultType"], "complete");
+    assert_eq!(working["result"]["status"], "working");
+    assert!(
+        h.complete(job.id, text("fine")).is_empty(),
+        "nothing is pushed; the client polls"
+    );
+    let done = get(&mut h, 4);
+    assert_eq!(done["result"]["status"], "completed");
+    assert_eq!(done["result"]["result"]["content"][0]["text"], "fine");
+    assert_eq!(done["result"]["result"]["resultType"], "complete");
+    check_message(MODERN, &done, None);
+
+    // Without the extension: optional tools answer directly, required ones refuse.
+    assert!(h
+        .send(call(
+            json!(5),
+            "maybe",
+            json!({"_meta": modern_meta(json!({}))})
+        ))
+        .is_empty());
+    assert!(h.jobs.pop().unwrap().context.task.is_none());
+    let refused = h.one(call(
+        json!(6),
+        "always",
+        json!({"_meta": modern_meta(json!({}))}),
+    ));
+    assert_eq!(refused["error"]["code"], -32021);
+    assert_eq!(
+        refused["error"]["data"]["requiredCapabilities"]["extensions"]
+            ["io.modelcontextprotocol/tasks"],
+        json!({})
+    );
+    common::assert_valid(MODERN, "MissingRequiredClientCapabilityError", &refused);
+    for method in ["tasks/result", "tasks/list"] {
+        let r = h.one(json!({"jsonrpc":"2.0","id":7,"method":method,"params":{"taskId":task_id,"_meta":modern_meta(json!({}))}}));
+        assert_eq!(r["error"]["code"], -32601, "{method}");
+    }
+}
+
+#[test]
+fn extension_tasks_take_input_and_cancel() {
+    let mut h = H::new();
+    let caps = json!({"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}});
+    let created = h.one(call(json!(1), "maybe", json!({"_meta": modern_meta(caps)})));
+    let task_id = created["result"]["taskId"].as_str().unwrap().to_string();
+    let job = h.jobs.pop().unwrap();
+    assert_eq!(job.context.input, InputMode::Ask);
+    assert!(
+        h.ask(job.id, "name").is_empty(),
+        "listed by tasks/get, not sent"
+    );
+    let meta = modern_meta(json!({}));
+    let waiting = h.one(json!({"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":task_id,"_meta":meta}}));
+    assert_eq!(waiting["result"]["status"], "input_required");
+    assert_eq!(
+        waiting["result"]["inputRequests"]["name"]["method"],
+        "elicitation/create"
+    );
+    check_message(MODERN, &waiting, None);
+    let bad = h.one(
+        json!({"jsonrpc":"2.0","id":3,"method":"tasks/update","params":{"taskId":task_id,
+        "inputResponses":{"name":{"what":"no action"}},"_meta":meta}}),
+    );
+    assert_eq!(bad["error"]["code"], -32602);
+    let ack = h.one(json!({"jsonrpc":"2.0","id":4,"method":"tasks/update","params":{"taskId":task_id,
+        "inputResponses":{"name":{"action":"accept","content":{"name":"Ada"}},"other":{"action":"accept"}},"_meta":meta}}));
+    assert_eq!(ack["result"]["resultType"], "complete");
+    check_message(MODERN, &ack, None);
+    assert_eq!(
+        h.answers,
+        vec![(
+            job.id,
+            Ok(json!({"action":"accept","content":{"name":"Ada"}}))
+        )]
+    );
+    let working = h.one(json!({"jsonrpc":"2.0","id":5,"method":"tasks/get","params":{"taskId":task_id,"_meta":meta}}));
+    assert_eq!(working["result"]["status"], "working");
+    let ack = h.one(json!({"jsonrpc":"2.0","id":6,"method":"tasks/cancel","params":{"taskId":task_id,"_meta":meta}}));
+    assert_eq!(ack["result"]["resultType"], "complete");
+    assert_eq!(h.cancels, vec![job.id]);
+    let cancelled = h.one(json!({"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":task_id,"_meta":meta}}));
+    assert_eq!(cancelled["result"]["status"], "cancelled");
+}
+
+fn mrtr_call(id: u64, extra: Value) -> Value {
+    let mut params =
+        json!({"name":"plain","arguments":{"n":1},"_meta":modern_meta(json!({"elicitation":{}}))});
+    for (k, v) in extra.as_object().unwrap() {
+        params[k] = v.clone();
+    }
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params})
+}
+
+#[test]
+fn input_required_rounds_carry_signed_state() {
+    let mut h = H::new();
+    assert!(h.send(mrtr_call(1, json!({}))).is_empty());
+    let job = h.jobs.pop().unwrap();
+    assert_eq!(job.context.input, InputMode::Retry);
+    let request = json!({"method":"elicitation/create","params":{"message":"Your name?",
+        "requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}});
+    let asked = h.complete(
+        job.id,
+        Outcome::InputRequired {
+            key: "input-1".into(),
+            request: request.clone(),
+        },
+    );
+    let result = &asked[0]["result"];
+    assert_eq!(result["resultType"], "input_required");
+    assert_eq!(result["inputRequests"]["input-1"], request);
+    check_message(MODERN, &asked[0], Some("InputRequiredResult"));
+    let state = result["requestState"].as_str().unwrap().to_string();
+
+    // The retry: a new id, the answers, the state echoed.
+    let answer = json!({"action":"accept","content":{"name":"Ada"}});
+    assert!(h.send(mrtr_call(2, json!({"inputResponses":{"input-1":answer,"stray":{"action":"cancel"}},"requestState":state}))).is_empty());
+    let retry = h.jobs.pop().unwrap();
+    assert_eq!(retry.context.answers.get("input-1"), Some(&answer));
+    assert!(
+        retry.context.answers.get("stray").is_none(),
+        "answers to keys never asked are ignored"
+    );
+
+    // A second round keeps the first answer inside its state.
+    let asked = h.complete(
+        retry.id,
+        Outcome::InputRequired {
+            key: "input-2".into(),
+            request: request.clone(),
+        },
+    );
+    let state2 = asked[0]["result"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(h
+        .send(mrtr_call(
+            3,
+            json!({"inputResponses":{"input-2":{"action":"decline"}},"requestState":state2})
+        ))
+        .is_empty());
+    let third = h.jobs.pop().unwrap();
+    assert_eq!(third.context.answers.len(), 2);
+    let done = h.complete(third.id, text("Hello, Ada"));
+    assert_eq!(done[0]["result"]["resultType"], "complete");
+
+    // Replayed, tampered, foreign: refused before any R code runs.
+    let replay = h.one(mrtr_call(
+        4,
+        json!({"inputResponses":{},"requestState":state}),
+    ));
+    assert_eq!(replay["error"]["code"], -32602);
+    assert_eq!(replay["error"]["data"]["reason"], "invalid_request_state");
+    let tampered = format!("x{state2}");
+    let r = h.one(mrtr_call(5, json!({"requestState":tampered})));
+    assert_eq!(r["error"]["data"]["reason"], "invalid_request_state");
+    check_message(MODERN, &r, None);
+    assert!(h.send(mrtr_call(6, json!({}))).is_empty());
+    let other = h.jobs.pop().unwrap();
+    let asked = h.complete(
+        other.id,
+        Outcome::InputRequired {
+            key: "input-1".into(),
+            request,
+        },
+    );
+    let state3 = asked[0]["result"]["requestState"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut foreign = call(
+        json!(7),
+        "maybe",
+        json!({"_meta": modern_meta(json!({"elicitation":{}})), "requestState": state3}),
+    );
+    foreign["params"]["arguments"] = json!({"n": 1});
+    let r = h.one(foreign);
+    assert_eq!(
+        r["error"]["data"]["reason"], "invalid_request_state",
+        "state of another tool"
+    );
+    let r = h.one(mrtr_call(8, json!({"inputResponses":[1]})));
+    assert_eq!(r["error"]["code"], -32602);
+    assert!(h.jobs.is_empty());
+}
+
+#[test]
+fn input_modes_follow_what_the_client_declared() {
+    let mut h = H::new();
+    let no_caps = call(json!(1), "plain", json!({"_meta": modern_meta(json!({}))}));
+    h.send(no_caps);
+    assert!(matches!(
+        h.jobs.pop().unwrap().context.input,
+        InputMode::Unavailable(_)
+    ));
+
+    let mut h = H::new();
+    h.init("2024-11-05", json!({"elicitation":{}}));
+    h.send(call(json!(1), "plain", json!({})));
+    assert!(matches!(
+        h.jobs.pop().unwrap().context.input,
+        InputMode::Unavailable(_)
+    ));
+
+    let mut h = H::new();
+    h.init("2025-06-18", json!({}));
+    h.send(call(json!(1), "plain", json!({})));
+    assert!(matches!(
+        h.jobs.pop().unwrap().context.input,
+        InputMode::Unavailable(_)
+    ));
+}
+
+#[test]
+fn legacy_sessions_ask_the_client_while_the_tool_waits() {
+    for version in ["2025-06-18", "2025-11-25"] {
+        let mut h = H::new();
+        h.init(version, json!({"elicitation":{}}));
+        h.send(call(json!(1), "plain", json!({})));
+        let job = h.jobs.pop().unwrap();
+        assert_eq!(job.context.input, InputMode::Ask);
+        let sent = h.ask(job.id, "input-1");
+        assert_eq!(sent.len(), 1);
+        let request = &sent[0];
+        assert_eq!(request["method"], "elicitation/create");
+        assert_eq!(request["params"]["message"], "Your name?");
+        assert_eq!(
+            request["params"].get("mode").is_some(),
+            version == "2025-11-25"
+        );
+        common::assert_valid(Revision::parse(version).unwrap(), "ElicitRequest", request);
+        let ask_id = request["id"].clone();
+        h.send(json!({"jsonrpc":"2.0","id":ask_id,"result":{"action":"accept","content":{"name":"Ada"}}}));
+        assert_eq!(
+            h.answers.pop().unwrap(),
+            (
+                job.id,
+                Ok(json!({"action":"accept","content":{"name":"Ada"}}))
+            )
+        );
+        // A second question, refused by the client.
+        let sent = h.ask(job.id, "input-2");
+        let ask_id = sent[0]["id"].clone();
+        h.send(json!({"jsonrpc":"2.0","id":ask_id,"error":{"code":-1,"message":"user closed the dialog"}}));
+        let (_, answer) = h.answers.pop().unwrap();
+        assert!(answer.unwrap_err().contains("user closed the dialog"));
+        // Answers for requests never made are ignored.
+        h.send(json!({"jsonrpc":"2.0","id":"mcpserver-ask-99","result":{"action":"accept"}}));
+        assert!(h.answers.is_empty());
+    }
+}
