@@ -42,7 +42,7 @@ result_json_for_test_ <- function(value, revision, structured) .Call(wrap__resul
 #' Starts serving on stdin/stdout. `specs` are the definitions `tool()`
 #' stored. Returns the server, or an error for R to raise.
 #' @noRd
-server_start_ <- function(specs, name, version, title, instructions, max_message_bytes, timeout, request_state_key) .Call(wrap__server_start_, specs, name, version, title, instructions, max_message_bytes, timeout, request_state_key)
+server_start_ <- function(specs, options) .Call(wrap__server_start_, specs, options)
 
 #' The arguments of a job in R form, for tests of the mapping.
 #' @noRd

@@ -349,7 +349,14 @@ def first_line(cmd, **kw):
 
 
 def machine():
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    info = {}
+    for line in open("/proc/cpuinfo"):
+        if ":" in line:
+            key, value = (x.strip() for x in line.split(":", 1))
+            info.setdefault(key, value)  # the first core's
+    cpu = (f"{info.get('model name', '?')} (family {info.get('cpu family', '?')}, model "
+           f"{info.get('model', '?')}, {float(info.get('cpu MHz', 'nan')):.0f} MHz, "
+           f"{info.get('cache size', '?')} cache)")
     mem_kb = next(int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemTotal"))
     git = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
                          capture_output=True, text=True).stdout.strip()
