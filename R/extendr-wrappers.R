@@ -6,6 +6,11 @@
 #' @useDynLib mcpserver, .registration = TRUE
 NULL
 
+#' Starts `command args...` with piped stdin and stdout. `env` is a named
+#' character vector added to the current environment.
+#' @noRd
+client_start_ <- function(command, args, env_names, env_values) .Call(wrap__client_start_, command, args, env_names, env_values)
+
 #' Checks a block's fields; `NULL` or the error (R raises it).
 #' @noRd
 check_content_ <- function(block) .Call(wrap__check_content_, block)
@@ -85,6 +90,66 @@ check_schema_ <- function(schema, what) .Call(wrap__check_schema_, schema, what)
 #' The schema a type helper advertises, as JSON text.
 #' @noRd
 type_schema_ <- function(x, pretty) .Call(wrap__type_schema_, x, pretty)
+
+#' A server process started by `mcp_client()`.
+#' @noRd
+#'
+#' @section Methods:
+#'\subsection{Method `send`}{
+#'Writes one line (a newline is added). `NULL`, or an error to raise.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `receive`}{
+#'The next line the server wrote, waiting up to `timeout_ms`: a string,
+#'`NULL` on timeout, or `list(closed = TRUE)` once the server's stdout
+#'has ended. Ctrl-C ends the wait (`list(interrupted = TRUE)`).
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `stderr`}{
+#'What the server wrote to stderr lately.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `close`}{
+#'Closes the server's stdin and waits up to `timeout_ms` for it to
+#'exit, killing it after that. Returns its exit status (`NA` if killed).
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `alive`}{
+#'Whether the server process is still running.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+McpClientProcess <- new.env(parent = emptyenv())
+
+McpClientProcess$send <- function(line) .Call(wrap__McpClientProcess__send, self, line)
+
+McpClientProcess$receive <- function(timeout_ms) .Call(wrap__McpClientProcess__receive, self, timeout_ms)
+
+McpClientProcess$stderr <- function() .Call(wrap__McpClientProcess__stderr, self)
+
+McpClientProcess$close <- function(timeout_ms) .Call(wrap__McpClientProcess__close, self, timeout_ms)
+
+McpClientProcess$alive <- function() .Call(wrap__McpClientProcess__alive, self)
+
+#' @export
+`$.McpClientProcess` <- function (self, name) { func <- McpClientProcess[[name]]; environment(func) <- environment(); func }
+
+#' @export
+`[[.McpClientProcess` <- `$.McpClientProcess`
 
 #' A running server, owned by the R session that started it.
 #' @noRd

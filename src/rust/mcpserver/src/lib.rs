@@ -5,6 +5,7 @@
 use extendr_api::prelude::*;
 
 mod check;
+mod client;
 mod content;
 mod from_json;
 mod json;
@@ -17,6 +18,7 @@ mod types;
 
 extendr_module! {
     mod mcpserver;
+    use client;
     use content;
     use json;
     use result;

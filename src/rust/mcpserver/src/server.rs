@@ -33,7 +33,7 @@ unsafe extern "C" fn check_interrupt(_: *mut c_void) {
 /// Whether an interrupt (Ctrl-C, or one the server sent) is pending. The
 /// check consumes it; R's jump ends inside `R_ToplevelExec`, so no Rust
 /// frame is skipped.
-fn interrupt_pending() -> bool {
+pub fn interrupt_pending() -> bool {
     // SAFETY: called on R's main thread from inside a .Call.
     unsafe { R_ToplevelExec(Some(check_interrupt), std::ptr::null_mut()) == 0 }
 }
