@@ -4,8 +4,8 @@
 #' signatures of mcplite's. Arguments use R's snake_case names; the wire
 #' uses the protocol's camelCase (`mime_type` becomes `mimeType`, `meta`
 #' becomes `_meta`, `last_modified` becomes `lastModified`). Nothing is read
-#' from files, encoded or downloaded: pass base64 text yourself (for example
-#' with `base64enc::base64encode()`).
+#' from files or downloaded. Binary data may be given as base64 text (as in
+#' mcplite) or, unlike mcplite, as a raw vector, which is encoded for you.
 #'
 #' Blocks a client's protocol revision does not know are not sent: a client
 #' on 2024-11-05 gets a tool error instead of a result holding audio or
@@ -13,14 +13,16 @@
 #' links.
 #'
 #' @param text Text: a single string (`""` allowed).
-#' @param data Base64-encoded bytes, as a single string.
+#' @param data The bytes: base64 text as a single string, or a raw vector
+#'   (for example from `readBin(path, "raw", file.size(path))`), which is
+#'   encoded for you.
 #' @param mime_type The media type, e.g. `"image/png"`.
 #' @param uri The resource's URI.
 #' @param name The resource's name.
 #' @param title,description Optional human-readable title and description.
 #' @param size Optional size in bytes: a non-negative whole number.
-#' @param blob For `content_resource()`, base64-encoded bytes (give exactly
-#'   one of `text` and `blob`).
+#' @param blob For `content_resource()`, the bytes as base64 text or a raw
+#'   vector (give exactly one of `text` and `blob`).
 #' @param annotations A named list: `audience` (a character vector of
 #'   `"user"` and `"assistant"`), `priority` (a number from 0 to 1),
 #'   `last_modified` (an ISO 8601 string), or other keys sent as they are.
@@ -38,6 +40,8 @@
 #' @name content-blocks
 NULL
 
+as_base64 <- function(data) if (is.raw(data)) base64_encode_(data) else data
+
 new_block <- function(type, fields, annotations, meta) {
   block <- c(list(type = type), fields, list(annotations = annotations, meta = meta))
   rust(check_content_(block))
@@ -53,13 +57,13 @@ content_text <- function(text, annotations = list(), meta = list()) {
 #' @rdname content-blocks
 #' @export
 content_image <- function(data, mime_type, annotations = list(), meta = list()) {
-  new_block("image", list(data = data, mime_type = mime_type), annotations, meta)
+  new_block("image", list(data = as_base64(data), mime_type = mime_type), annotations, meta)
 }
 
 #' @rdname content-blocks
 #' @export
 content_audio <- function(data, mime_type, annotations = list(), meta = list()) {
-  new_block("audio", list(data = data, mime_type = mime_type), annotations, meta)
+  new_block("audio", list(data = as_base64(data), mime_type = mime_type), annotations, meta)
 }
 
 #' @rdname content-blocks
@@ -80,7 +84,7 @@ content_resource_link <- function(uri, name, title = NULL, description = NULL,
 content_resource <- function(uri, text = NULL, blob = NULL, mime_type = NULL,
                              annotations = list(), meta = list()) {
   new_block(
-    "resource", list(uri = uri, text = text, blob = blob, mime_type = mime_type),
+    "resource", list(uri = uri, text = text, blob = as_base64(blob), mime_type = mime_type),
     annotations, meta
   )
 }

@@ -15,6 +15,10 @@ client_start_ <- function(command, args, env_names, env_values) .Call(wrap__clie
 #' @noRd
 check_content_ <- function(block) .Call(wrap__check_content_, block)
 
+#' Base64 text of a raw vector (for image, audio and blob content).
+#' @noRd
+base64_encode_ <- function(bytes) .Call(wrap__base64_encode_, bytes)
+
 #' An R value as JSON text (the mapping tool results use).
 #' @noRd
 json_encode_ <- function(x, pretty) .Call(wrap__json_encode_, x, pretty)

@@ -119,14 +119,7 @@ script_path <- function() {
 # the script has a generic name such as `server.R`.
 default_server_name <- function() {
   file <- script_path()
-  if (is.null(file)) return("r-mcp-server")
-  stem <- sub("\\.[Rr]$", "", basename(file))
-  generic <- c("server", "mcp", "main", "app", "run", "index", "mcp-server", "mcp_server")
-  if (tolower(stem) %in% generic) {
-    folder <- basename(dirname(normalizePath(file, mustWork = FALSE)))
-    if (nzchar(folder) && !folder %in% c(".", "/")) return(folder)
-  }
-  stem
+  if (is.null(file)) "r-mcp-server" else server_name_for_script(file)
 }
 
 # The R side of the server loop: wait for a call, run it, hand back the

@@ -11,6 +11,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 started=$(date +%s)
 cache=.cache/bench
 mkdir -p "$cache/logs" "$cache/results"
+rm -f "$cache"/logs/*.log # this run's server logs only
 
 for tool in Rscript python3 node npm perl cargo; do
   command -v "$tool" >/dev/null || { echo "bench: $tool is not on PATH" >&2; exit 1; }
@@ -68,7 +69,7 @@ mkdir -p .cache/bench-lib
 # come from cargo's own cache, still offline (no registry is reachable).
 copy_tree vendored
 if ! install_copy; then
-  echo "   (vendored crates do not match Cargo.lock; building from cargo's cache)"
+  echo "   (the build from the vendored crates failed, see the log; retrying with cargo's cache)"
   copy_tree plain
   if ! CARGO_NET_OFFLINE=true install_copy; then
     tail -30 "$cache/logs/install.log" >&2

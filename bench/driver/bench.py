@@ -186,11 +186,16 @@ def bench_throughput(rounds, n, warmup):
                     # A writer thread, so that a server answering while we
                     # still write can never fill both pipes and deadlock.
                     writer = threading.Thread(target=proc.send, args=(blob,))
+                    cpu0 = proc.thread_cpu_s()
                     t0 = time.perf_counter()
                     writer.start()
                     lines = proc.read_lines(batch, timeout=600)
                     seconds = time.perf_counter() - t0
+                    cpu1 = proc.thread_cpu_s()
                     writer.join()
+                # The server's CPU per call, by thread: where the time goes
+                # when calls queue up (1 tick = 10 ms, fine over 10,000 calls).
+                cpu_us = {t: (cpu1[t] - cpu0.get(t, 0.0)) / n * 1e6 for t in cpu1}
                 ids = set()
                 for line in lines:  # checked off the clock
                     msg = json.loads(line)
@@ -199,9 +204,12 @@ def bench_throughput(rounds, n, warmup):
                     ids.add(msg["id"])
                 if ids != set(range(10 + warmup, 10 + warmup + n)):
                     raise RuntimeError(f"{name}: answers do not match the requests")
-                res = {"calls_per_s": n / seconds, "seconds": seconds, "peak_rss_mb": proc.close()}
+                res = {"calls_per_s": n / seconds, "seconds": seconds, "cpu_us_per_call": sum(cpu_us.values()),
+                       "cpu_us_by_thread": {t: v for t, v in cpu_us.items() if v >= 0.5},
+                       "peak_rss_mb": proc.close()}
                 out.setdefault(name, []).append(res)
-                log(f"throughput {name}: {res['calls_per_s']:.0f} calls/s")
+                log(f"throughput {name}: {res['calls_per_s']:.0f} calls/s, "
+                    f"{res['cpu_us_per_call']:.0f} us CPU per call")
             except Exception as e:  # noqa: BLE001 - recorded, reported
                 failed("throughput", name, e)
             finally:

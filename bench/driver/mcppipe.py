@@ -126,6 +126,22 @@ class Proc:
                     return int(line.split()[1]) / 1024
         return float("nan")
 
+    def thread_cpu_s(self) -> dict:
+        """CPU seconds (user + system) used so far by each of the process's
+        threads, summed by thread name."""
+        tick = os.sysconf("SC_CLK_TCK")
+        out = {}
+        for tid in os.listdir(f"/proc/{self.p.pid}/task"):
+            try:
+                with open(f"/proc/{self.p.pid}/task/{tid}/comm") as f:
+                    name = f.read().strip()
+                with open(f"/proc/{self.p.pid}/task/{tid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except FileNotFoundError:  # a thread that just ended
+                continue
+            out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+        return out
+
     def close(self) -> float:
         """Reads the peak RSS, then closes stdin (how clients stop a stdio
         server) and waits for the exit."""

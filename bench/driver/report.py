@@ -58,6 +58,8 @@ def summarise(res):
         {p: per_round(res, "latency", p, "p99_us") for p in [*PEERS, FLOOR] if p in lat}, "lower")
     row("Throughput, pipelined calls (calls/s)",
         {p: per_round(res, "throughput", p, "calls_per_s") for p in [*PEERS, FLOOR]}, "higher")
+    row("Throughput: server CPU per call, all threads (µs)",
+        {p: per_round(res, "throughput", p, "cpu_us_per_call") for p in [*PEERS, FLOOR]}, "lower", 1)
     large = res["large"]
     row("100,000-row table: time to answer (ms)",
         {p: med([t for r in large.get(p, []) for t in r["times_s"]]) * 1e3 for p in [*PEERS, FLOOR]}, "lower")
@@ -105,27 +107,42 @@ def main_table(rows):
     return "\n".join(lines)
 
 
+def floor_range(res):
+    """The pipe floor's per-round medians: on this VM they fall into two
+    modes (responder woken on the driver's core, or on the other one)."""
+    xs = [r["p50_us"] for r in res["latency"].get(FLOOR, [])]
+    return (min(xs), max(xs)) if xs else (float("nan"), float("nan"))
+
+
 def targets(res, rows):
+    """(target, measured, verdict) rows; verdicts are reported, never asserted."""
     by = {r["label"]: r["values"] for r in rows}
     s = res["startup"]
     p50 = by["Per-call round trip p50 (µs)"]
     r_fn = res["micro"]["r_call"]["do_call_add_us"]
     overhead = p50["mcpserver"] - p50[FLOOR] - r_fn
+    # Against the floor's best round as well: the conservative reading,
+    # which charges every cross-core wake-up to the server.
+    overhead_strict = p50["mcpserver"] - floor_range(res)[0] - r_fn
+    verdict = ("met" if overhead_strict < 100 else
+               "borderline: met against the median floor only" if overhead < 100 else "**not met**")
     thr = by["Throughput, pipelined calls (calls/s)"]
     thr_ratio = thr["mcpserver"] / thr["python-sdk"]
     start_gap = med(s["mcpserver"]["ms"]) - med(s[BARE_R]["ms"])
     ping_rows = [r for r in rows if r["label"].startswith("`ping` while a")]
     ping_med, ping_max = ping_rows[0]["values"]["mcpserver"], ping_rows[1]["values"]["mcpserver"]
+    yes = lambda ok: "met" if ok else "**not met**"  # noqa: E731
     return [
         ("Per-call overhead on top of the R function < 100 µs",
-         f"{overhead:.0f} µs (p50 {p50['mcpserver']:.0f} − pipe floor {p50[FLOOR]:.0f} − "
-         f"R's `do.call(add)` {r_fn:.1f})", overhead < 100),
-        ("Throughput ≥ 5 × the Python SDK server", f"{thr_ratio:.1f} ×", thr_ratio >= 5),
+         f"{overhead:.0f} µs (p50 {p50['mcpserver']:.0f} − median pipe floor {p50[FLOOR]:.0f} − "
+         f"R's `do.call(add)` {r_fn:.1f}); {overhead_strict:.0f} µs against the floor's best round "
+         f"({floor_range(res)[0]:.0f})", verdict),
+        ("Throughput ≥ 5 × the Python SDK server", f"{thr_ratio:.1f} ×", yes(thr_ratio >= 5)),
         ("Start-up within 50 ms of bare `Rscript` (to its first output)",
          f"{start_gap:+.0f} ms ({med(s['mcpserver']['ms']):.0f} vs {med(s[BARE_R]['ms']):.0f})",
-         start_gap <= 50),
+         yes(start_gap <= 50)),
         ("`ping` under 5 ms while a tool runs",
-         f"median {ping_med:.2f} ms, worst {ping_max:.1f} ms", ping_max < 5),
+         f"median {ping_med:.2f} ms, worst {ping_max:.1f} ms", yes(ping_max < 5)),
     ]
 
 
@@ -135,16 +152,23 @@ def targets(res, rows):
 REMEDY = {
     "Start-up": "Start-up is Rscript's own start plus loading the package; only a faster "
                 "R start (fewer default packages, `R_DEFAULT_PACKAGES`) would move it much.",
-    "Per-call round trip p50": "each call crosses four threads (reader → dispatcher → R → "
-                               "dispatcher → writer), four wake-ups of ~15–25 µs each on this "
-                               "machine; answering small results from the R thread (render and "
-                               "write there, the dispatcher only told) and handing `tools/call` "
-                               "from the reader straight to the R thread would remove two of them.",
+    "Per-call round trip p50": "beyond the two wake-ups every server pays (the floor), each call "
+                               "makes four hand-offs between threads (reader → dispatcher → R → "
+                               "dispatcher → writer), plus an `Event::Started` the R thread sends "
+                               "the dispatcher for every job to arm a timeout even when none is "
+                               "set. Sending `Started` only for tools with a timeout, and letting "
+                               "the R thread render and write small results itself (the dispatcher "
+                               "only told), would remove three of the five wake-ups.",
     "Per-call round trip p99": "the tail comes from the same thread hand-offs meeting the "
                                "scheduler on 2 cores (4 server threads + the driver); fewer "
                                "hand-offs, or a short spin before parking, would trim it.",
-    "Throughput": "the R thread takes one job per wake-up; draining every queued job per wake-up "
-                  "and writing results in batches would cut the per-call hand-offs.",
+    "Throughput": "when calls queue up the R thread is the bottleneck (see the CPU split by "
+                  "thread below): its R-level loop wraps each call in two nested `tryCatch()`s and a "
+                  "`withCallingHandlers()`, and `from_ellmer_value()` checks every result with "
+                  "`paste0()`-built class names (~5 µs a call). One handler frame per job, the "
+                  "ellmer checks only when ellmer is loaded, and taking every queued job in one "
+                  "`poll()` would bring the R thread's share under the TypeScript server's whole "
+                  "cost per call.",
     "100,000-row table: time to answer": "most of the time is the output-schema check, which "
                                          "re-parses the 20 MB of JSON into a `serde_json::Value` "
                                          "tree and walks it on the dispatcher thread; checking the "
@@ -241,6 +265,24 @@ def call_split(res, rows):
     lines = ["| Share of mcpserver's p50 round trip | µs |", "|---|---|"]
     lines += [f"| {k} | {v:.1f} |" for k, v in parts]
     lines.append(f"| **Round trip p50** | **{total:.1f}** |")
+    lo, hi = floor_range(res)
+    threads = {}
+    for r in res["throughput"].get("mcpserver", []):
+        for t, v in r.get("cpu_us_by_thread", {}).items():
+            threads.setdefault(t, []).append(v)
+    if threads:
+        lines.append("")
+        lines.append("When calls queue up (the throughput runs) the limit is CPU, not wake-ups; "
+                     "mcpserver's CPU per call by thread (median over rounds): " +
+                     ", ".join(f"`{t}` {med(v):.1f} µs" for t, v in sorted(threads.items(), key=lambda kv: -med(kv[1]))) +
+                     ". The R thread's share includes the R-level loop above and the "
+                     "argument and result conversions in Rust.")
+    lines.append("")
+    lines.append(f"The pipe floor's per-round medians ranged from {lo:.0f} to {hi:.0f} µs. On this "
+                 f"virtual machine a wake-up across cores costs more than one on the same core "
+                 f"(checked apart with `taskset`: ~25 µs for the floor's round trip on one core, "
+                 f"~50 µs across the two), and each hand-off between a server's threads pays that "
+                 f"when it crosses cores.")
     return "\n".join(lines)
 
 
@@ -264,7 +306,7 @@ def table_split(res, rows):
 
 def readme(res, rows, total_s, command):
     m, n = res["machine"], res["counts"]
-    tgt = "\n".join(f"| {t} | {v} | {'met' if ok else '**not met**'} |" for t, v, ok in targets(res, rows))
+    tgt = "\n".join(f"| {t} | {v} | {ok} |" for t, v, ok in targets(res, rows))
     ahead_lines = "\n".join(ahead(rows)) or "- No peer is ahead of mcpserver on any measurement."
     errors = res.get("errors", [])
     failures = ("\n\n**Runs that failed** (left out of the medians):\n\n" +
@@ -419,7 +461,7 @@ def main():
     print_table(rows)
     print()
     for t, v, ok in targets(res, rows):
-        print(f"target: {t}: {v} -> {'met' if ok else 'NOT MET'}")
+        print(f"target: {t}: {v} -> {ok.replace('*', '')}")
     print()
     print("\n".join(ahead(rows)) or "No peer is ahead of mcpserver.")
     # The hand-written findings below the marker survive regeneration.

@@ -6,9 +6,11 @@
 #
 #   tests/e2e/run.sh          # needs R, python3, node/npm; the package in $R_LIB
 #
-# Prints one line per client and mode, then "e2e: N passed, M failed"
-# (", K skipped" if anything was skipped). Exits non-zero if anything failed
-# or a client could not be installed. Logs: .cache/e2e/<client>/.
+# Prints one line per client and mode, one line "e2e examples: ..." for the
+# example servers (inst/examples/*/server.R, driven by python/examples.py),
+# then "e2e: N passed, M failed" over all of them (", K skipped" if
+# anything was skipped). Exits non-zero if anything failed or a client
+# could not be installed. Logs: .cache/e2e/<client>/.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -90,24 +92,39 @@ drive() { # name, needed-install (empty if missing), command...
   mkdir -p "$dir"
   local began=$SECONDS
   # A hung client must not hang the suite: every step has a time limit.
-  E2E_LOG_DIR=$dir/wire timeout 120 "$@" >"$dir/checks.txt" 2>"$dir/stderr.txt"
-  local status=$?
-  if [ "$status" -ne 0 ] && ! grep -q '^FAIL' "$dir/checks.txt"; then
-    echo "FAIL driver: exited with status $status" >>"$dir/checks.txt"
-  fi
+  run_driver "$dir" 120 env E2E_LOG_DIR="$dir/wire" "$@"
   timeout 60 "$py2" tests/e2e/validate_wire.py "$dir/wire" >"$dir/wire.txt" 2>&1
-  status=$?
+  local status=$?
   if [ "$status" -ne 0 ] && ! grep -q '^FAIL' "$dir/wire.txt"; then
     echo "FAIL wire-validation: validate_wire.py exited with status $status" >>"$dir/wire.txt"
   fi
   cat "$dir/wire.txt" >>"$dir/checks.txt"
+  tally "$name" "$dir" "$began"
+}
+
+run_driver() { # dir, time limit, command...: checks.txt, stderr.txt
+  local dir=$1 limit=$2
+  shift 2
+  timeout "$limit" "$@" >"$dir/checks.txt" 2>"$dir/stderr.txt"
+  local status=$?
+  if [ "$status" -ne 0 ] && ! grep -q '^FAIL' "$dir/checks.txt"; then
+    echo "FAIL driver: exited with status $status" >>"$dir/checks.txt"
+  fi
+}
+
+tally() { # name, dir, start time: the report line, then what failed or was skipped
+  local name=$1 dir=$2 began=$3
   report "$name" "$(grep -c '^PASS' "$dir/checks.txt")" "$(grep -c '^FAIL' "$dir/checks.txt")" \
     "$(grep -c '^SKIP' "$dir/checks.txt")" "$((SECONDS - began))s"
-  # Show what failed right away, and what was skipped and why.
+  # Show what failed right away, and what was skipped and why (the checks
+  # skipped for one reason on one line).
   grep -A10 '^FAIL' "$dir/checks.txt" | grep -E '^(FAIL|    )' | sed 's/^/    /'
-  grep '^SKIP' "$dir/checks.txt" | sed 's/^/    /'
+  grep '^SKIP' "$dir/checks.txt" | sed -E 's/^SKIP ([^:]*): (.*)$/\2\t\1/' | awk -F'\t' '
+    !($1 in names) { order[++n] = $1 }
+    { names[$1] = names[$1] (names[$1] == "" ? "" : ", ") $2 }
+    END { for (i = 1; i <= n; i++) printf "    SKIP %s: %s\n", names[order[i]], order[i] }'
   # A session that broke down is usually explained by the server's stderr.
-  if grep -Eq '^FAIL (connect|session|driver)' "$dir/checks.txt"; then
+  if grep -Eq '^FAIL ([^ :]*/)?(connect|session|driver)' "$dir/checks.txt"; then
     echo "    server and client stderr (last lines of ${dir#"$ROOT"/}/stderr.txt):"
     tail -n 8 "$dir/stderr.txt" | sed 's/^/      /'
   fi
@@ -121,5 +138,16 @@ drive ts-sdk-v1 "$node_dir" node tests/e2e/node/ts_client.mjs v1
 for mode in legacy auto 2026-07-28; do
   drive "ts-client-v2-$mode" "$node_dir" node tests/e2e/node/ts_client.mjs v2 "$mode"
 done
+
+# The example servers, each listed, called with its sample arguments
+# (examples.json) and its wire validated, by the mcp 2.x client.
+if [ -n "$py2" ]; then
+  began=$SECONDS
+  mkdir -p "$OUT/examples"
+  run_driver "$OUT/examples" 180 "$py2" tests/e2e/python/examples.py "$OUT/examples/wire"
+  tally examples "$OUT/examples" "$began"
+else
+  report examples 0 1 0 "client not installed"
+fi
 
 finish

@@ -72,6 +72,29 @@ slow <- function() {
   "slow finished"
 }
 
+# Asks the user one question. Handshake-era clients get an
+# `elicitation/create` request while the tool waits; 2026-07-28 clients get
+# an `input_required` result and call again with the answer (the function
+# then runs again from the start). It may also run as a task: on 2025-11-25
+# the question then comes as an `elicitation/create` tied to the task, which
+# is `input_required` until the client answers.
+greet <- function() {
+  answer <- mcp_elicit("What is your name?", list(name = type_string("Your name")))
+  if (answer$action != "accept") return(paste("No name given:", answer$action))
+  paste0("Hello, ", answer$content$name, "!")
+}
+
+# Runs as a task when the client asks for one (2025-11-25 `params.task`, or
+# the 2026-07-28 tasks extension declared on the request), directly
+# otherwise. Called with 30 seconds to test cancelling a task.
+background <- function(seconds = 0.2) {
+  Sys.sleep(seconds)
+  list(waited = seconds)
+}
+
+# Runs only as a task: a client that cannot make one gets an error.
+task_only <- function() "ran as a task"
+
 mcp_server(
   list(
     tool(echo, "Echo the text back",
@@ -101,7 +124,14 @@ mcp_server(
     tool(progress, "Reports progress while it works",
       arguments = list(steps = type_integer(required = FALSE))
     ),
-    tool(slow, "Sleeps for 30 seconds (to be cancelled)")
+    tool(slow, "Sleeps for 30 seconds (to be cancelled)"),
+    tool(greet, "Asks the user for their name and greets them", task = "optional"),
+    tool(background, "Waits, as a task if the client wants one",
+      arguments = list(seconds = type_number("Seconds to wait", required = FALSE)),
+      output_schema = type_object(waited = type_number()),
+      task = "optional"
+    ),
+    tool(task_only, "Runs only as a task", task = "required")
   ),
   name = "e2e-fixture", version = "1.0.0",
   instructions = "Fixture server for the mcpserver end-to-end tests."

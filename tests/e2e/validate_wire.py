@@ -15,6 +15,19 @@ and exits non-zero if a check failed:
 - wire-progress: progress notifications carry the token of a request still
   in flight, increase, and come before that request's response.
 
+Results are checked as the type their request asks for: a task-augmented
+`tools/call` (2025-11-25 `params.task`) as CreateTaskResult, `tasks/get` as
+GetTaskResult, `tasks/result` as the result of the request that made the
+task (with its related-task `_meta`), and so on. A 2026-07-28 result is
+checked by its `resultType`: `input_required` as InputRequiredResult. The
+server's own requests (elicitation/create, before 2026-07-28, which has
+none) validate as JSONRPCRequest and their specific type (ElicitRequest).
+Messages of the 2026-07-28 tasks extension (`resultType: "task"`, and the
+answers to its `tasks/get`, `tasks/update`, `tasks/cancel`) are not in the
+core schema: they validate as a Result (the envelope), and their
+`resultType`, `taskId`, `status` and status-specific fields (`result`,
+`error`, `inputRequests`) are checked by hand.
+
 The revision of a response is the one its request used: the
 `io.modelcontextprotocol/protocolVersion` in a 2026-07-28 request's `_meta`,
 otherwise the version the connection's `initialize` negotiated. Schemas
@@ -29,7 +42,14 @@ import sys
 from pathlib import Path
 
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 MODERN_ENVELOPES = "2025-11-25"  # JSONRPCResultResponse / JSONRPCErrorResponse from here on
+CORE_TASKS = "2025-11-25"  # the one revision with tasks in the core protocol
+TASK_STATUSES = {"working", "input_required", "completed", "failed", "cancelled"}
+# Requests whose 2026-07-28 result may be `input_required` (SEP-2322).
+INPUT_REQUIRED_METHODS = {"tools/call", "prompts/get", "resources/read"}
 
 # The result each request method gets; anything else is checked as Result.
 RESULT_TYPES = {
@@ -39,6 +59,10 @@ RESULT_TYPES = {
     "tools/call": "CallToolResult",
     "ping": "EmptyResult",
     "logging/setLevel": "EmptyResult",
+    # 2025-11-25 tasks; `tasks/result` is checked as its task's own request.
+    "tasks/get": "GetTaskResult",
+    "tasks/list": "ListTasksResult",
+    "tasks/cancel": "CancelTaskResult",
 }
 
 
@@ -90,9 +114,16 @@ class Schemas:
     def notification_type(self, rev, method):
         # e.g. notifications/progress -> ProgressNotification, found by the
         # method constant in the schema rather than a hand-written table.
+        return self.message_type(rev, method, "Notification")
+
+    def request_type(self, rev, method):
+        # e.g. elicitation/create -> ElicitRequest
+        return self.message_type(rev, method, "Request")
+
+    def message_type(self, rev, method, suffix):
         for name, spec in self.defs(rev).items():
             const = spec.get("properties", {}).get("method", {}).get("const")
-            if const == method and name.endswith("Notification"):
+            if const == method and name.endswith(suffix):
                 return name
         return None
 
@@ -124,10 +155,15 @@ class Connection:
         self.counted = 0  # server messages checked
         self.lines = 0  # server lines seen
         self.progress_sent = 0
+        self.tasks = {}  # task id -> {"method": request that made it, "dialect": "core" | "extension"}
+        self.kinds = {}  # what was seen, for the summary: "elicitation requests" -> count, ...
         self.failures = {"wire-json": [], "wire-schema": [], "wire-answers": [], "wire-progress": []}
 
     def fail(self, check, message):
         self.failures[check].append(f"{self.name}: {message}")
+
+    def saw(self, kind):
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
 
     def newest(self, legacy_only=False):
         revs = self.schemas.revisions if self.schemas else [MODERN_ENVELOPES]
@@ -166,9 +202,13 @@ class Connection:
                     rev = self.known(modern)
                 else:
                     rev = self.legacy_rev or self.newest(legacy_only=True)
+                caps = meta.get(CAPABILITIES_KEY) or {}
                 self.requests[id_key(m["id"])] = {
                     "method": m["method"], "rev": rev, "answered": False, "cancelled": False,
                     "requested": params.get("protocolVersion"),
+                    "task": params.get("task"),  # 2025-11-25 task augmentation
+                    "task_id": params.get("taskId"),
+                    "tasks_extension": TASKS_EXTENSION in ((caps.get("extensions") or {}) if isinstance(caps, dict) else {}),
                 }
                 if "progressToken" in meta:
                     self.tokens[id_key(meta["progressToken"])] = id_key(m["id"])
@@ -193,7 +233,7 @@ class Connection:
         if "id" in msg and ("result" in msg or "error" in msg):
             self.response(msg, line)
         elif "method" in msg and "id" in msg:
-            self.validate(self.legacy_rev or self.newest(), "JSONRPCRequest", msg, line)
+            self.server_request(msg, line)
         elif "method" in msg:
             self.notification(msg, line)
         else:
@@ -227,8 +267,122 @@ class Connection:
             self.validate(rev, "JSONRPCErrorResponse" if modern else "JSONRPCError", msg, line)
         else:
             self.validate(rev, "JSONRPCResultResponse" if modern else "JSONRPCResponse", msg, line)
-            result_type = RESULT_TYPES.get(req["method"] if req else "", "Result")
-            self.validate(rev, result_type, msg["result"], line)
+            self.result(req, rev, msg["result"], line)
+
+    def result(self, req, rev, result, line):
+        """Validates a result as what its request asked for."""
+        method = req["method"] if req else ""
+        if not isinstance(result, dict):
+            return self.validate(rev, "Result", result, line)  # the schema says why
+        if rev > CORE_TASKS:
+            return self.modern_result(req, rev, result, line)
+        if rev == CORE_TASKS and method == "tools/call" and req.get("task") is not None:
+            self.saw("tasks created")
+            self.validate(rev, "CreateTaskResult", result, line)
+            task_id = (result.get("task") or {}).get("taskId")
+            if isinstance(task_id, str):
+                self.tasks[task_id] = {"method": method, "dialect": "core"}
+            return
+        if rev == CORE_TASKS and method in ("tasks/get", "tasks/cancel", "tasks/result"):
+            task = self.tasks.get(req["task_id"])
+            if method == "tasks/result":
+                # The result of the request that made the task, tied to it.
+                self.validate(rev, RESULT_TYPES.get(task["method"] if task else "", "Result"), result, line)
+                related = ((result.get("_meta") or {}).get(RELATED_TASK) or {}).get("taskId")
+                if related != req["task_id"]:
+                    self.fail("wire-schema", f"tasks/result for {req['task_id']} has related-task "
+                                             f"{related!r} in its _meta: {line[:160]}")
+                return
+            if result.get("taskId") != req["task_id"]:
+                self.fail("wire-schema", f"{method} for {req['task_id']} answered with task "
+                                         f"{result.get('taskId')!r}: {line[:160]}")
+        self.validate(rev, RESULT_TYPES.get(method, "Result"), result, line)
+
+    def modern_result(self, req, rev, result, line):
+        """A 2026-07-28 result: by its `resultType`, or as a tasks-extension message."""
+        method = req["method"] if req else ""
+        kind = result.get("resultType")
+        if kind == "input_required":
+            self.saw("input_required results")
+            if method not in INPUT_REQUIRED_METHODS:
+                self.fail("wire-schema", f"{method} answered with input_required: {line[:160]}")
+            if not result.get("inputRequests") and not isinstance(result.get("requestState"), str):
+                self.fail("wire-schema", f"input_required without inputRequests or requestState: {line[:160]}")
+            return self.validate(rev, "InputRequiredResult", result, line)
+        if kind == "task":
+            # The tasks extension's CreateTaskResult: not in the core schema.
+            self.saw("extension tasks created")
+            if method != "tools/call" or not req.get("tasks_extension"):
+                self.fail("wire-schema", f"resultType \"task\" for a {method or 'unknown'} request that did not "
+                                         f"declare the {TASKS_EXTENSION} extension: {line[:160]}")
+            self.validate(rev, "Result", result, line)
+            self.check_extension_task(result, line, None)
+            if isinstance(result.get("taskId"), str):
+                self.tasks[result["taskId"]] = {"method": method, "dialect": "extension"}
+            return
+        if method in ("tasks/get", "tasks/update", "tasks/cancel"):
+            # The extension's methods (2026-07-28 has no core tasks).
+            self.saw("extension task messages")
+            self.validate(rev, "Result", result, line)
+            if kind != "complete":
+                self.fail("wire-schema", f"{method} answered with resultType {kind!r}, expected \"complete\": {line[:160]}")
+            if method == "tasks/get":
+                self.check_extension_task(result, line, req["task_id"])
+            return
+        if kind != "complete":
+            self.fail("wire-schema", f"{method or 'a request'} answered with resultType {kind!r}: {line[:160]}")
+        self.validate(rev, RESULT_TYPES.get(method, "Result"), result, line)
+
+    def check_extension_task(self, task, line, task_id):
+        """The hand checks of a tasks-extension Task (a creation or a tasks/get answer)."""
+        def bad(why):
+            self.fail("wire-schema", f"tasks extension: {why}: {line[:160]}")
+
+        if not isinstance(task.get("taskId"), str) or not task["taskId"]:
+            return bad("taskId is not a non-empty string")
+        if task_id is not None and task["taskId"] != task_id:
+            bad(f"tasks/get for {task_id} answered with task {task['taskId']}")
+        status = task.get("status")
+        if status not in TASK_STATUSES:
+            return bad(f"status {status!r} is not one of {sorted(TASK_STATUSES)}")
+        for key in ("ttlMs", "pollIntervalMs"):
+            if key in task and not (isinstance(task[key], int) and task[key] >= 0):
+                bad(f"{key} is {task[key]!r}, expected a non-negative integer")
+        for key in ("createdAt", "lastUpdatedAt", "statusMessage"):
+            if key in task and not isinstance(task[key], str):
+                bad(f"{key} is not a string")
+        if task_id is None:
+            return  # the creation carries no outcome
+        rev = self.newest()
+        if status == "completed":
+            origin = self.tasks.get(task_id, {}).get("method", "tools/call")
+            if not isinstance(task.get("result"), dict):
+                bad("a completed task has no result")
+            else:
+                self.validate(rev, RESULT_TYPES.get(origin, "Result"), task["result"], line)
+        elif status == "failed":
+            error = task.get("error")
+            if not (isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str)):
+                bad("a failed task has no error with an integer code and a message")
+        elif status == "input_required":
+            if not task.get("inputRequests"):
+                bad("an input_required task lists no inputRequests")
+            else:
+                self.validate(rev, "InputRequests", task["inputRequests"], line)
+
+    def server_request(self, msg, line):
+        """A request of the server's own (elicitation/create before 2026-07-28)."""
+        rev = self.legacy_rev or self.newest()
+        self.saw(f"{msg['method']} requests")
+        if self.schemas and not self.schemas.has(rev, "ServerRequest"):
+            return self.fail("wire-schema", f"{rev} has no server-to-client requests: {line[:120]}")
+        self.validate(rev, "JSONRPCRequest", msg, line)
+        if self.schemas:
+            specific = self.schemas.request_type(rev, msg["method"])
+            if specific:
+                self.validate(rev, specific, msg, line)
+            else:
+                self.fail("wire-schema", f"{rev} has no request {msg['method']}: {line[:120]}")
 
     def notification(self, msg, line):
         params = msg.get("params") or {}
@@ -280,9 +434,14 @@ def main():
         c.run()
     requests = [r for c in connections for r in c.requests.values()]
     revisions = ", ".join(sorted({r["rev"] for r in requests if r["rev"]})) or "none"
+    kinds = {}
+    for c in connections:
+        for kind, n in c.kinds.items():
+            kinds[kind] = kinds.get(kind, 0) + n
     summaries = {
         "wire-json": f"{sum(c.lines for c in connections)} lines from {len(logs)} server process(es)",
-        "wire-schema": f"{sum(c.counted for c in connections)} messages; revisions {revisions}",
+        "wire-schema": f"{sum(c.counted for c in connections)} messages; revisions {revisions}"
+                       + "".join(f"; {n} {kind}" for kind, n in sorted(kinds.items())),
         "wire-answers": f"{sum(r['answered'] for r in requests)} requests answered, "
                         f"{sum(r['cancelled'] for r in requests)} cancelled",
         "wire-progress": f"{sum(c.progress_sent for c in connections)} progress notifications",

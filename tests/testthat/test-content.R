@@ -23,6 +23,9 @@ test_that("image and audio blocks need data and a media type", {
     list(type = "image", data = "AAAA", mimeType = "image/png")
   )
   expect_equal(wire(content_audio("UklG", "audio/wav"))$type, "audio")
+  # Raw vectors are encoded (an improvement on mcplite, which takes text only).
+  expect_equal(content_image(as.raw(c(1, 255)), "image/png")$data, "Af8=")
+  expect_equal(content_resource("u:b", blob = charToRaw("hi"))$blob, "aGk=")
   expect_error(content_image(1, "image/png"), "`data` must be a single string.", fixed = TRUE)
   expect_error(content_image("AAAA", NULL), "`mime_type` must be a single string.", fixed = TRUE)
   expect_error(content_image("AAAA", ""), "`mime_type` must be a non-empty string.", fixed = TRUE)

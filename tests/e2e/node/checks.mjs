@@ -54,6 +54,10 @@ export class Report {
     if (problems.length) this.fail(name, problems.join('; '));
     else console.log(`PASS ${name}`);
   }
+  // Checks this client cannot run: counted as skipped, with the reason.
+  skip(names, why) {
+    for (const name of names) console.log(`SKIP ${name}: ${why}`);
+  }
 }
 
 export function describe(e) {
@@ -153,13 +157,18 @@ export function progressProblems(events, result) {
 
 // The capture log -----------------------------------------------------------
 
-// [direction, message] for every line captured so far, all server processes.
-export function captured() {
-  if (!existsSync(LOG_DIR)) return [];
+const captureFiles = () => (existsSync(LOG_DIR) ? readdirSync(LOG_DIR).filter((f) => /^conn-.*\.jsonl$/.test(f)).sort() : []);
+const captureLines = (file) => readFileSync(join(LOG_DIR, file), 'utf8').split('\n').filter((raw) => raw.trim());
+
+// Where each capture file ends now: pass to captured() for what came after.
+export const wireMark = () => Object.fromEntries(captureFiles().map((f) => [f, captureLines(f).length]));
+
+// [direction, message] for every line captured so far, all server processes
+// (only those after the wireMark() `since`, if given).
+export function captured(since = {}) {
   const out = [];
-  for (const file of readdirSync(LOG_DIR).filter((f) => /^conn-.*\.jsonl$/.test(f)).sort()) {
-    for (const raw of readFileSync(join(LOG_DIR, file), 'utf8').split('\n')) {
-      if (!raw.trim()) continue;
+  for (const file of captureFiles()) {
+    for (const raw of captureLines(file).slice(since[file] ?? 0)) {
       const entry = JSON.parse(raw);
       try {
         out.push([entry.dir, JSON.parse(entry.line)]);
@@ -207,4 +216,103 @@ export function cancellationProblems(id) {
   return msgs
     .filter(([d, m]) => d === 's2c' && !m.method && m.id === id)
     .map(([, m]) => `the server still answered the cancelled request: ${show(m).slice(0, 200)}`);
+}
+
+// Asking the user (elicitation) ---------------------------------------------
+
+export const GREET = CALLS.greet;
+// The checks of tasks, for clients that cannot make them to skip by name.
+export const TASK_CHECKS = ['task-call', 'task-required', 'task-elicit', 'task-cancel'];
+
+// The person at the client: answers each elicitation request with the
+// planned action (and GREET's answer when accepting), and records what was
+// asked (the request's params, as sent).
+export class User {
+  action = 'accept';
+  asked = [];
+  answer(params) {
+    this.asked.push(params);
+    return this.action === 'accept' ? { action: 'accept', content: GREET.answer } : { action: this.action };
+  }
+}
+
+// The greet tool asked once, got `action` back and said so; and the wire
+// shows the revision's way of asking: an `elicitation/create` request of the
+// server's before 2026-07-28 (and in a task), an `input_required` result
+// and a retry carrying the answer and the echoed state on 2026-07-28.
+export function elicitationProblems(user, askedBefore, result, action, since, modern, taskId) {
+  const problems = [];
+  const asked = user.asked.slice(askedBefore);
+  if (asked.length !== 1) problems.push(`the user was asked ${asked.length} times, expected once`);
+  for (const params of asked.slice(0, 1)) {
+    if (params.message !== GREET.message) problems.push(`the question was ${show(params.message)}, expected ${show(GREET.message)}`);
+    if (params.requestedSchema?.properties?.name?.type !== 'string') {
+      problems.push(`requestedSchema is ${show(params.requestedSchema)}, expected a string \`name\``);
+    }
+    if (taskId !== undefined) {
+      const related = params._meta?.['io.modelcontextprotocol/related-task']?.taskId;
+      if (related !== taskId) problems.push(`the question's related-task is ${show(related)}, expected ${show(taskId)}`);
+    }
+  }
+  if (result) {
+    const want = action === 'accept' ? GREET.text_accept : GREET.text_decline;
+    if (result.isError) problems.push(`isError is true: ${show(textOf(result))}`);
+    else if (textOf(result) !== want) problems.push(`text is ${show(textOf(result))}, expected ${show(want)}`);
+  }
+  return [...problems, ...elicitationWireProblems(since, action, modern && taskId === undefined)];
+}
+
+function elicitationWireProblems(since, action, retried) {
+  const msgs = captured(since);
+  const asks = msgs.filter(([d, m]) => d === 's2c' && m.method === 'elicitation/create' && 'id' in m).map(([, m]) => m);
+  const rounds = msgs
+    .filter(([d, m]) => d === 's2c' && 'id' in m && m.result?.resultType === 'input_required')
+    .map(([, m]) => m.result);
+  if (!retried) {
+    if (asks.length !== 1 || rounds.length) {
+      return [`expected one elicitation/create request and no input_required result, saw ${asks.length} and ${rounds.length}`];
+    }
+    const answers = msgs.filter(([d, m]) => d === 'c2s' && !m.method && m.id === asks[0].id).map(([, m]) => m);
+    return answers[0]?.result?.action === action ? [] : [`the client answered the elicitation/create with ${show(answers).slice(0, 200)}`];
+  }
+  if (asks.length || rounds.length !== 1) {
+    return [`expected one input_required result and no elicitation/create request, saw ${rounds.length} and ${asks.length}`];
+  }
+  const keys = Object.keys(rounds[0].inputRequests ?? {}).sort();
+  const retries = msgs
+    .filter(([d, m]) => d === 'c2s' && m.method === 'tools/call' && m.params?.requestState !== undefined)
+    .map(([, m]) => m.params);
+  if (retries.length !== 1) return [`expected one retry with requestState, saw ${retries.length}`];
+  const problems = retries[0].requestState === rounds[0].requestState ? [] : ['the retry did not echo requestState byte for byte'];
+  const responses = retries[0].inputResponses ?? {};
+  if (show(Object.keys(responses).sort()) !== show(keys)) {
+    problems.push(`the retry answers ${show(Object.keys(responses))}, the server asked ${show(keys)}`);
+  } else if (Object.values(responses).some((r) => r.action !== action)) {
+    problems.push(`the retry carries ${show(responses).slice(0, 200)}, expected action ${show(action)}`);
+  }
+  return problems;
+}
+
+// Tasks ----------------------------------------------------------------------
+
+// The final result of a task of the fixture tool `name` (background or task_only).
+export function taskResultProblems(name, result) {
+  const spec = CALLS[name];
+  const problems = result.isError ? [`isError is true: ${show(textOf(result))}`] : [];
+  if (spec.structured) problems.push(...missing(spec.structured, result.structuredContent, 'structuredContent'));
+  if (spec.text !== undefined && textOf(result) !== spec.text) problems.push(`text is ${show(textOf(result))}, expected ${show(spec.text)}`);
+  return problems;
+}
+
+// The task-augmented call of `tool` went out with `params.task`, was answered
+// with a task handle, and tasks/get was polled.
+export function taskWireProblems(since, tool) {
+  const msgs = captured(since);
+  const calls = msgs.filter(([d, m]) => d === 'c2s' && m.method === 'tools/call' && m.params?.name === tool).map(([, m]) => m);
+  if (calls.length !== 1 || !calls[0].params.task) {
+    return [`expected one tools/call of ${tool} with params.task, saw ${show(calls.map((c) => c.params))}`];
+  }
+  const answer = msgs.find(([d, m]) => d === 's2c' && m.id === calls[0].id && !m.method);
+  if (!answer?.[1].result?.task) return [`the call was not answered with a task: ${show(answer?.[1]).slice(0, 200)}`];
+  return msgs.some(([d, m]) => d === 'c2s' && m.method === 'tasks/get') ? [] : ['the client never polled tasks/get'];
 }

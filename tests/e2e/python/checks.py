@@ -72,6 +72,11 @@ class Report:
             print(f"PASS {name}", flush=True)
         return not problems
 
+    def skip(self, names, why):
+        """A check this client cannot run: counted as skipped, with the reason."""
+        for name in names:
+            print(f"SKIP {name}: {why}", flush=True)
+
 
 # Results -------------------------------------------------------------------
 
@@ -169,11 +174,18 @@ def progress_problems(events, result):
 # The capture log -----------------------------------------------------------
 
 
-def captured():
-    """(direction, message) for every line captured so far, all processes."""
+def wire_mark():
+    """Where each capture file ends now: pass to captured() for what came after."""
+    return {path.name: len(path.read_text(encoding="utf-8").splitlines()) for path in LOG_DIR.glob("conn-*.jsonl")}
+
+
+def captured(since=None):
+    """(direction, message) for every line captured so far, all processes
+    (only those after the wire_mark() `since`, if given)."""
     out = []
     for path in sorted(LOG_DIR.glob("conn-*.jsonl")):
-        for raw in path.read_text(encoding="utf-8").splitlines():
+        skip = (since or {}).get(path.name, 0)
+        for raw in path.read_text(encoding="utf-8").splitlines()[skip:]:
             entry = json.loads(raw)
             try:
                 out.append((entry["dir"], json.loads(entry["line"])))
@@ -225,3 +237,111 @@ async def timed(coro, limit):
     except TimeoutError:
         raise TimeoutError(f"no answer within {limit}s") from None
     return value, time.monotonic() - start
+
+
+# Asking the user (elicitation) ---------------------------------------------
+
+GREET = CALLS["greet"]
+# The checks of tasks, for clients that cannot make them to skip by name.
+TASK_CHECKS = ["task-call", "task-required", "task-elicit", "task-cancel"]
+
+
+class User:
+    """The person at the client: answers each elicitation request with the
+    planned action (and GREET's answer when accepting), and records what
+    was asked, as wire-shaped params."""
+
+    def __init__(self):
+        self.action = "accept"
+        self.asked = []
+
+    def answer(self, params):
+        self.asked.append(params)
+        return self.action, (GREET["answer"] if self.action == "accept" else None)
+
+
+def elicitation_problems(user, asked_before, result, action, wire_since, modern, task_id=None):
+    """The greet tool asked once, got `action` back and said so; and the wire
+    shows the revision's way of asking: an `elicitation/create` request of
+    the server's before 2026-07-28 (and in a task), an `input_required`
+    result and a retry carrying the answer and the echoed state on 2026-07-28."""
+    problems = []
+    asked = user.asked[asked_before:]
+    if len(asked) != 1:
+        problems.append(f"the user was asked {len(asked)} times, expected once")
+    for params in asked[:1]:
+        if params.get("message") != GREET["message"]:
+            problems.append(f"the question was {params.get('message')!r}, expected {GREET['message']!r}")
+        prop = ((params.get("requestedSchema") or {}).get("properties") or {}).get("name")
+        if not isinstance(prop, dict) or prop.get("type") != "string":
+            problems.append(f"requestedSchema is {json.dumps(params.get('requestedSchema'))}, expected a string `name`")
+        if task_id is not None:
+            related = ((params.get("_meta") or {}).get("io.modelcontextprotocol/related-task") or {}).get("taskId")
+            if related != task_id:
+                problems.append(f"the question's related-task is {related!r}, expected {task_id!r}")
+    if result is not None:
+        want = GREET["text_accept"] if action == "accept" else GREET["text_decline"]
+        if result.get("isError"):
+            problems.append(f"isError is true: {text_of(result)!r}")
+        elif text_of(result) != want:
+            problems.append(f"text is {text_of(result)!r}, expected {want!r}")
+    return problems + elicitation_wire_problems(wire_since, action, modern and task_id is None)
+
+
+def elicitation_wire_problems(since, action, retried):
+    msgs = [(d, m) for d, m in captured(since) if isinstance(m, dict)]
+    asks = [m for d, m in msgs if d == "s2c" and m.get("method") == "elicitation/create" and "id" in m]
+    rounds = [m["result"] for d, m in msgs if d == "s2c" and "id" in m
+              and isinstance(m.get("result"), dict) and m["result"].get("resultType") == "input_required"]
+    if not retried:
+        if len(asks) != 1 or rounds:
+            return [f"expected one elicitation/create request and no input_required result, "
+                    f"saw {len(asks)} and {len(rounds)}"]
+        answers = [m for d, m in msgs if d == "c2s" and "method" not in m and m.get("id") == asks[0]["id"]]
+        got = answers and (answers[0].get("result") or {}).get("action")
+        return [] if got == action else [f"the client answered the elicitation/create with {json.dumps(answers)[:200]}"]
+    if asks or len(rounds) != 1:
+        return [f"expected one input_required result and no elicitation/create request, saw {len(rounds)} and {len(asks)}"]
+    state, keys = rounds[0].get("requestState"), set(rounds[0].get("inputRequests") or {})
+    retries = [m["params"] for d, m in msgs if d == "c2s" and m.get("method") == "tools/call"
+               and (m.get("params") or {}).get("requestState") is not None]
+    if len(retries) != 1:
+        return [f"expected one retry with requestState, saw {len(retries)}"]
+    retry = retries[0]
+    problems = [] if retry["requestState"] == state else ["the retry did not echo requestState byte for byte"]
+    responses = retry.get("inputResponses") or {}
+    if set(responses) != keys:
+        problems.append(f"the retry answers {sorted(responses)}, the server asked {sorted(keys)}")
+    elif any(r.get("action") != action for r in responses.values()):
+        problems.append(f"the retry carries {json.dumps(responses)[:200]}, expected action {action!r}")
+    return problems
+
+
+# Tasks ---------------------------------------------------------------------
+
+
+def task_result_problems(name, result):
+    """The final result of a task of the fixture tool `name` (background or task_only)."""
+    spec = CALLS[name]
+    problems = [] if not result.get("isError") else [f"isError is true: {text_of(result)!r}"]
+    if "structured" in spec:
+        problems += missing(spec["structured"], result.get("structuredContent"), "structuredContent")
+    if "text" in spec and text_of(result) != spec["text"]:
+        problems.append(f"text is {text_of(result)!r}, expected {spec['text']!r}")
+    return problems
+
+
+def task_wire_problems(since, tool):
+    """The task-augmented call of `tool` went out with `params.task`, was answered
+    with a task handle, and tasks/get was polled."""
+    msgs = [(d, m) for d, m in captured(since) if isinstance(m, dict)]
+    calls = [m for d, m in msgs if d == "c2s" and m.get("method") == "tools/call"
+             and (m.get("params") or {}).get("name") == tool]
+    if len(calls) != 1 or "task" not in calls[0]["params"]:
+        return [f"expected one tools/call of {tool} with params.task, saw {[c.get('params') for c in calls]}"]
+    answer = [m for d, m in msgs if d == "s2c" and m.get("id") == calls[0]["id"] and "method" not in m]
+    task = answer and (answer[0].get("result") or {}).get("task")
+    if not task:
+        return [f"the call was not answered with a task: {json.dumps(answer)[:200]}"]
+    gets = [m for d, m in msgs if d == "c2s" and m.get("method") == "tasks/get"]
+    return [] if gets else ["the client never polled tasks/get"]

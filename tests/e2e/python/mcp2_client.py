@@ -3,19 +3,25 @@
     python mcp2_client.py auto|legacy|2026-07-28
 
 One server process for all checks: the client starts it as a user's client
-would (through capture.py, which records the wire). Prints PASS/FAIL lines.
+would (through capture.py, which records the wire). Prints PASS/FAIL lines,
+and SKIP lines for the task checks: mcp 2.x has no tasks API (the 2025-11-25
+task types are types-only, and the 2026-07-28 tasks extension is not shipped).
 """
 
 import sys
 
 import anyio
-from mcp import Client, StdioServerParameters
+from mcp import Client, StdioServerParameters, types
 from mcp.shared.exceptions import MCPError
 
 from checks import (
-    CALLS, EXPECTED, LEGACY, MODERN, Report, call_problems, cancellation_problems, describe,
-    progress_problems, server_command, text_of, timed, tools_problems, wait_for_request, wire,
+    CALLS, EXPECTED, LEGACY, MODERN, TASK_CHECKS, Report, User, call_problems, cancellation_problems, describe,
+    elicitation_problems, progress_problems, server_command, task_result_problems, text_of, timed,
+    tools_problems, wait_for_request, wire, wire_mark,
 )
+
+NO_TASKS = ("mcp 2.3.0 has no tasks API: the 2025-11-25 task requests are types-only "
+            "(excluded from ClientRequest) and no io.modelcontextprotocol/tasks extension ships")
 
 
 async def main(mode):
@@ -25,8 +31,15 @@ async def main(mode):
     command, args, env = server_command()
     params = StdioServerParameters(command=command, args=args, env=env)
     connected = False
+    user = User()
+
+    async def on_elicit(context, request):
+        # The SDK's form-mode params object, as the wire JSON the server sent.
+        action, content = user.answer(wire(request))
+        return types.ElicitResult(action=action, content=content)
+
     try:
-        async with Client(params, mode=mode, read_timeout_seconds=20) as client:
+        async with Client(params, mode=mode, read_timeout_seconds=20, elicitation_callback=on_elicit) as client:
             connected = True
             await report.check("connect", lambda: [] if client.protocol_version == version
                                else [f"negotiated {client.protocol_version}, expected {version}"])
@@ -49,6 +62,11 @@ async def main(mode):
             await report.check("call-unknown-tool", unknown_tool, client)
             await report.check("progress", progress, client)
             await cancellation(report, client, modern)
+            await report.check("elicit-accept", elicit, client, user, "accept", modern)
+            await report.check("elicit-decline", elicit, client, user, "decline", modern)
+            await report.check("task-direct", direct_call, client)
+            await report.check("task-required-refused", task_required_refused, client, modern)
+            report.skip(TASK_CHECKS, NO_TASKS)
     except Exception as e:
         report.fail("session" if connected else "connect", describe(e))
     return 1 if report.failed else 0
@@ -127,6 +145,32 @@ async def cancellation(report, client, modern):
     await report.check("cancel-next-call", next_call)
     await anyio.sleep(0.2)
     await report.check("cancel-no-response", cancellation_problems, request_id)
+
+
+async def elicit(client, user, action, modern):
+    """greet asks for a name: on 2026-07-28 (auto, pinned) Client.call_tool
+    answers the input_required result through the elicitation callback and
+    retries; in legacy mode the callback answers the server's request."""
+    user.action, before, since = action, len(user.asked), wire_mark()
+    result = await client.call_tool("greet", {})
+    return elicitation_problems(user, before, wire(result), action, since, modern)
+
+
+async def direct_call(client):
+    """A tool that may run as a task runs directly when no task is asked for."""
+    result = await client.call_tool("background", CALLS["background"]["arguments"])
+    return task_result_problems("background", wire(result))
+
+
+async def task_required_refused(client, modern):
+    """A tool that runs only as a task: a call without one is refused with
+    -32601 on 2025-11-25 and -32021 (missing client capability) on 2026-07-28."""
+    want = -32021 if modern else -32601
+    try:
+        result = await client.call_tool("task_only", {})
+    except MCPError as e:
+        return [] if e.error.code == want else [f"error code {e.error.code}, expected {want}"]
+    return [f"a result instead of error {want}: {wire(result)}"]
 
 
 if __name__ == "__main__":

@@ -903,6 +903,25 @@ fn progress_is_sent_increasing_and_thinned() {
 }
 
 #[test]
+fn a_late_wake_up_never_sends_an_older_value() {
+    let mut h = Harness::new();
+    h.initialize("2025-11-25");
+    let job = call_with_token(&mut h, 1, json!("tok"));
+    let t0 = Instant::now();
+    h.progress(job.id, 1.0, None, t0);
+    assert!(h
+        .progress(job.id, 2.0, None, t0 + Duration::from_millis(10))
+        .is_empty());
+    // The wake-up for 2 is late (a busy machine); 3 arrives after the interval.
+    let sent = h.progress(job.id, 3.0, None, t0 + PROGRESS_INTERVAL * 2);
+    assert_eq!(sent[0]["params"]["progress"], 3.0);
+    let mut out = Vec::new();
+    h.engine
+        .on_progress_due(job.id, t0 + PROGRESS_INTERVAL * 2, &mut out);
+    assert!(h.collect(out).is_empty(), "2 must not follow 3");
+}
+
+#[test]
 fn held_progress_goes_out_before_the_result() {
     let mut h = Harness::new();
     h.initialize("2025-11-25");

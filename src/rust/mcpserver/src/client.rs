@@ -28,7 +28,12 @@ pub struct McpClientProcess {
 /// character vector added to the current environment.
 /// @noRd
 #[extendr]
-fn client_start_(command: &str, args: Vec<String>, env_names: Vec<String>, env_values: Vec<String>) -> Robj {
+fn client_start_(
+    command: &str,
+    args: Vec<String>,
+    env_names: Vec<String>,
+    env_values: Vec<String>,
+) -> Robj {
     let mut cmd = Command::new(command);
     cmd.args(&args)
         .stdin(Stdio::piped())
@@ -101,7 +106,8 @@ impl McpClientProcess {
     fn receive(&self, timeout_ms: f64) -> Robj {
         let deadline = Instant::now() + Duration::from_secs_f64(timeout_ms.max(0.0) / 1000.0);
         loop {
-            let wait = Duration::from_millis(20).min(deadline.saturating_duration_since(Instant::now()));
+            let wait =
+                Duration::from_millis(20).min(deadline.saturating_duration_since(Instant::now()));
             match self.lines.recv_timeout(wait) {
                 Ok(line) => return line.into(),
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -137,8 +143,12 @@ impl McpClientProcess {
         let deadline = Instant::now() + Duration::from_secs_f64(timeout_ms.max(0.0) / 1000.0);
         loop {
             match child.try_wait() {
-                Ok(Some(status)) => return status.code().map_or(Robj::from(NA_INTEGER), Robj::from),
-                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+                Ok(Some(status)) => {
+                    return status.code().map_or(Robj::from(NA_INTEGER), Robj::from)
+                }
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
                 _ => {
                     let _ = child.kill();
                     let _ = child.wait();
@@ -151,7 +161,9 @@ impl McpClientProcess {
     /// Whether the server process is still running.
     /// @noRd
     fn alive(&mut self) -> bool {
-        self.child.as_mut().is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+        self.child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
     }
 }
 

@@ -81,8 +81,17 @@ fn json_schema_problems_(schema: &str, instance: &str) -> Robj {
     })
 }
 
+/// Base64 text of a raw vector (for image, audio and blob content).
+/// @noRd
+#[extendr]
+fn base64_encode_(bytes: Raw) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes.as_slice())
+}
+
 extendr_module! {
     mod json;
+    fn base64_encode_;
     fn json_encode_;
     fn json_decode_;
     fn json_schema_problems_;

@@ -450,6 +450,8 @@ impl Engine {
                     state.revision,
                 )));
                 state.last_progress = Some((update.progress, now));
+                // A held report is older than this one: it must not follow it.
+                state.pending_progress = None;
             }
         }
     }
@@ -463,7 +465,10 @@ impl Engine {
         else {
             return;
         };
-        if !state.cancelled {
+        let increases = state
+            .last_progress
+            .is_none_or(|(last, _)| update.progress > last);
+        if !state.cancelled && increases {
             out.push(Output::Write(progress_notification(
                 token,
                 &update,
