@@ -95,8 +95,8 @@ impl Task {
         self.updated = SystemTime::now();
     }
 
-    /// The `Task` object of the 2025-11-25 core dialect.
-    pub fn core_wire(&self) -> Value {
+    /// The fields both dialects share; they name the time fields differently.
+    fn common_fields(&self, ttl_key: &str, poll_key: &str) -> Map<String, Value> {
         let mut t = Map::new();
         t.insert("taskId".into(), json!(self.id));
         t.insert("status".into(), json!(self.status.as_str()));
@@ -105,30 +105,20 @@ impl Task {
         }
         t.insert("createdAt".into(), json!(rfc3339(self.created)));
         t.insert("lastUpdatedAt".into(), json!(rfc3339(self.updated)));
-        t.insert("ttl".into(), json!(self.ttl.as_millis() as u64));
-        t.insert(
-            "pollInterval".into(),
-            json!(POLL_INTERVAL.as_millis() as u64),
-        );
-        Value::Object(t)
+        t.insert(ttl_key.into(), json!(self.ttl.as_millis() as u64));
+        t.insert(poll_key.into(), json!(POLL_INTERVAL.as_millis() as u64));
+        t
+    }
+
+    /// The `Task` object of the 2025-11-25 core dialect.
+    pub fn core_wire(&self) -> Value {
+        Value::Object(self.common_fields("ttl", "pollInterval"))
     }
 
     /// The extension's `Task` fields; `detailed` adds the result, error or
     /// input requests its status carries (`tasks/get`).
     pub fn extension_wire(&self, detailed: bool) -> Map<String, Value> {
-        let mut t = Map::new();
-        t.insert("taskId".into(), json!(self.id));
-        t.insert("status".into(), json!(self.status.as_str()));
-        if let Some(m) = &self.status_message {
-            t.insert("statusMessage".into(), json!(m));
-        }
-        t.insert("createdAt".into(), json!(rfc3339(self.created)));
-        t.insert("lastUpdatedAt".into(), json!(rfc3339(self.updated)));
-        t.insert("ttlMs".into(), json!(self.ttl.as_millis() as u64));
-        t.insert(
-            "pollIntervalMs".into(),
-            json!(POLL_INTERVAL.as_millis() as u64),
-        );
+        let mut t = self.common_fields("ttlMs", "pollIntervalMs");
         if detailed {
             match self.status {
                 Status::Completed => {

@@ -117,11 +117,21 @@ impl Engine {
         }
     }
 
-    fn task_id_of(params: &Value) -> Option<String> {
-        params
-            .get("taskId")
-            .and_then(Value::as_str)
-            .map(str::to_string)
+    /// The live task of `dialect` that `params.taskId` names, or the error
+    /// response for the request.
+    fn known_task(
+        &mut self,
+        id: &RequestId,
+        params: &Value,
+        dialect: Dialect,
+    ) -> Result<String, String> {
+        let Some(task_id) = params.get("taskId").and_then(Value::as_str) else {
+            return Err(invalid_params(id, "`taskId` must be a string"));
+        };
+        match self.tasks.get_mut(task_id) {
+            Some(task) if task.dialect == dialect => Ok(task_id.to_string()),
+            _ => Err(Self::unknown_task(id, task_id)),
+        }
     }
 
     fn unknown_task(id: &RequestId, task: &str) -> String {
@@ -151,18 +161,11 @@ impl Engine {
             let text = jsonrpc::success(&id, &json!({ "tasks": tasks }).to_string());
             return self.respond(&id, text, out);
         }
-        let Some(task_id) = Self::task_id_of(params) else {
-            let text = invalid_params(&id, "`taskId` must be a string");
-            return self.respond(&id, text, out);
+        let task_id = match self.known_task(&id, params, Dialect::Core) {
+            Ok(task_id) => task_id,
+            Err(text) => return self.respond(&id, text, out),
         };
-        let Some(task) = self
-            .tasks
-            .get_mut(&task_id)
-            .filter(|t| t.dialect == Dialect::Core)
-        else {
-            let text = Self::unknown_task(&id, &task_id);
-            return self.respond(&id, text, out);
-        };
+        let task = self.tasks.get_mut(&task_id).expect("known_task found it");
         let text = match method {
             "tasks/get" => jsonrpc::success(&id, &task.core_wire().to_string()),
             "tasks/result" => match task.status {
@@ -223,18 +226,11 @@ impl Engine {
         params: &Value,
         out: &mut Vec<Output>,
     ) {
-        let Some(task_id) = Self::task_id_of(params) else {
-            let text = invalid_params(&id, "`taskId` must be a string");
-            return self.respond(&id, text, out);
+        let task_id = match self.known_task(&id, params, Dialect::Extension) {
+            Ok(task_id) => task_id,
+            Err(text) => return self.respond(&id, text, out),
         };
-        let Some(task) = self
-            .tasks
-            .get_mut(&task_id)
-            .filter(|t| t.dialect == Dialect::Extension)
-        else {
-            let text = Self::unknown_task(&id, &task_id);
-            return self.respond(&id, text, out);
-        };
+        let task = self.tasks.get_mut(&task_id).expect("known_task found it");
         let ack = json!({ "resultType": "complete", "_meta": self.server_meta }).to_string();
         let text = match method {
             "tasks/get" => {
