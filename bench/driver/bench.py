@@ -411,7 +411,7 @@ def cpu_busy(seconds=1.0):
     return (b1 - b0) / max(t1 - t0, 1)
 
 
-def wait_for_quiet(limit_s=180):
+def wait_for_quiet(limit_s=60):
     """Other work on the machine (a compiler, a test run) skews every
     number, so wait a while for it to end; measure anyway after limit_s."""
     t0 = time.time()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import anyio
 import jsonschema
-from mcp import Client, StdioServerParameters
+from mcp import Client, StdioServerParameters, types
 
 from checks import E2E, Report, describe, text_of, wire
 
@@ -102,6 +102,19 @@ async def ignore_log(params):
     pass
 
 
+def sample_answer(schema):
+    """An accepting answer to an elicitation, filled from its schema."""
+    samples = {"string": "example", "number": 1.5, "integer": 2, "boolean": True}
+    content = {}
+    for name, prop in schema.get("properties", {}).items():
+        content[name] = prop["enum"][0] if "enum" in prop else samples.get(prop.get("type"), "example")
+    return content
+
+
+async def answer_questions(context, request):
+    return types.ElicitResult(action="accept", content=sample_answer(wire(request)["requestedSchema"]))
+
+
 async def check_example(report, name, server, wire_dir):
     rscript = os.environ.get("E2E_RSCRIPT", "Rscript")
     env = {k: os.environ[k] for k in ("R_LIBS", "MCPSERVER_TRACE") if k in os.environ}
@@ -114,7 +127,8 @@ async def check_example(report, name, server, wire_dir):
     connected = False
     try:
         with anyio.fail_after(90):
-            async with Client(params, mode="legacy", read_timeout_seconds=60, logging_callback=ignore_log) as client:
+            async with Client(params, mode="legacy", read_timeout_seconds=60, logging_callback=ignore_log,
+                              elicitation_callback=answer_questions) as client:
                 connected = True
                 await report.check(f"{name}/connect", lambda: [] if client.server_info and client.server_info.name
                                    else ["the server sent no serverInfo name"])
