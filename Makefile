@@ -36,6 +36,10 @@ test: deps
 check: deps vendor
 	@tools/check.sh
 
+## Benchmarks against the official Python and TypeScript SDK servers; rewrites bench/README.md.
+bench: deps
+	@bench/run.sh
+
 ## Vendor the Rust dependencies into src/rust/vendor.tar.xz (for release tarballs).
 vendor:
 	@tools/vendor.sh

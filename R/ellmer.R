@@ -60,6 +60,10 @@ is_ellmer_content <- function(x) ellmer_class(x, "Content")
 # What an ellmer tool returned, as a tool result (or the value itself when
 # it is not ellmer content).
 from_ellmer_value <- function(value) {
+  # ellmer content is S7: anything else returns at once (this runs on every
+  # call, and must not walk every element of a long list).
+  s7_list <- is.list(value) && !is.object(value) && length(value) > 0 && inherits(value[[1]], "S7_object")
+  if (!inherits(value, "S7_object") && !s7_list) return(value)
   if (ellmer_class(value, "ContentToolResult")) {
     error <- prop(value, "error")
     if (!is.null(error)) {

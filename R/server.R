@@ -128,19 +128,21 @@ default_server_name <- function() {
 serve <- function(server, tools) {
   repeat {
     status <- tryCatch(
-      serve_next(server, tools),
+      serve_calls(server, tools),
       interrupt = function(e) if (server$interrupt_was_ours()) "continue" else "interrupted"
     )
     if (!identical(status, "continue")) return(status)
   }
 }
 
-serve_next <- function(server, tools) {
-  job <- server$poll(1000L)
-  if (is.null(job)) return("continue")
-  if (is.character(job)) return(job)
-  outcome <- run_job(server, job, tools[[job$tool]])
-  if (identical(outcome, "user")) "interrupted" else "continue"
+# The loop proper; the handler above is set up once, not per call.
+serve_calls <- function(server, tools) {
+  repeat {
+    job <- server$poll(1000L)
+    if (is.null(job)) next
+    if (is.character(job)) return(job)
+    if (identical(run_job(server, job, tools[[job$tool]]), "user")) return("interrupted")
+  }
 }
 
 run_job <- function(server, job, handler) {

@@ -2,10 +2,13 @@
 //! the R main thread drives (`poll` for the next tool call, `complete` with
 //! its outcome).
 //!
-//! Threads: a reader (stdin lines), a writer (stdout lines), and a
-//! dispatcher running a single-threaded tokio runtime that owns the engine.
-//! The dispatcher answers everything but `tools/call` itself, at once, even
-//! while R is busy; tool calls queue for the R thread in arrival order.
+//! The engine sits behind a mutex and is driven directly by whoever has
+//! news: the reader thread (each line from stdin), the R thread (a finished
+//! call), and timers on a small tokio runtime (timeouts, held-back
+//! progress). Everything but `tools/call` is answered by the reader thread
+//! at once, even while R is busy; tool calls queue for the R thread in
+//! arrival order; a writer thread owns stdout. No message waits for a thread
+//! whose only job is to pass it on.
 
 use crate::board::{Board, Interrupt};
 use crate::engine::{Config, Engine, Job, JobId, Outcome, Output, Progress};
@@ -14,13 +17,13 @@ use crate::logging::LogLevel;
 use crate::registry::Registry;
 use crate::trace::Trace;
 use crate::transport::{self, Inbound, StdioGuard};
+use std::collections::HashMap;
 use std::fs::File;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 /// After a timeout interrupt, how long R gets to unwind before the server
 /// answers for it (for code that never checks for interrupts).
@@ -28,20 +31,6 @@ const TIMEOUT_GRACE: Duration = Duration::from_millis(500);
 
 /// How long `stop` waits for the writer to deliver what is queued.
 const WRITER_DRAIN: Duration = Duration::from_secs(5);
-
-enum Event {
-    Inbound(Inbound),
-    Started(JobId, usize),
-    Completed(JobId, Outcome),
-    Progress(JobId, Progress),
-    ProgressDue(JobId),
-    Log(JobId, LogLevel, serde_json::Value),
-    Ask(JobId, String, serde_json::Value, mpsc::Sender<Answer>),
-    Deadline(JobId, Duration),
-    Abandon(JobId, Duration),
-    ClientGone,
-    Stop,
-}
 
 /// The answer to an input request, or why there is none.
 pub type Answer = Result<serde_json::Value, String>;
@@ -58,19 +47,164 @@ pub enum Polled {
     Finished,
 }
 
-pub struct Server {
-    events: UnboundedSender<Event>,
-    jobs: mpsc::Receiver<Box<Job>>,
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// What the threads share: the engine, and where its outputs go.
+struct Shared {
+    engine: Mutex<Engine>,
+    /// Lines for the writer thread; taken (closing the channel) to stop it.
+    writer: Mutex<Option<mpsc::Sender<String>>>,
+    /// Tool calls for the R thread; taken to tell it there will be no more.
+    jobs: Mutex<Option<mpsc::Sender<Box<Job>>>>,
     board: Arc<Board>,
+    /// Where the answer to each waiting job's input request goes.
+    replies: Mutex<HashMap<JobId, mpsc::Sender<Answer>>>,
+    input_ended: AtomicBool,
+    timers: tokio::runtime::Handle,
+    trace: Arc<Trace>,
+}
+
+impl Shared {
+    /// Runs one engine step and carries out what it asks, all under the
+    /// engine's lock, so messages go out in the order the engine made them.
+    fn step(self: &Arc<Self>, f: impl FnOnce(&mut Engine, &mut Vec<Output>)) {
+        let mut out = Vec::new();
+        let mut engine = lock(&self.engine);
+        f(&mut engine, &mut out);
+        for output in out {
+            self.carry_out(output);
+        }
+        if self.input_ended.load(Ordering::Acquire) && engine.pending_jobs() == 0 {
+            // Everything read has been answered: no more work for R.
+            lock(&self.jobs).take();
+        }
+    }
+
+    fn carry_out(self: &Arc<Self>, output: Output) {
+        match output {
+            Output::Write(line) => {
+                if let Some(writer) = lock(&self.writer).as_ref() {
+                    let _ = writer.send(line);
+                }
+            }
+            Output::Run(job) => {
+                if let Some(jobs) = lock(&self.jobs).as_ref() {
+                    let _ = jobs.send(job);
+                }
+            }
+            Output::Cancel(job) => self.board.cancel(job),
+            Output::ProgressDue(job, delay) => self.after(delay, move |e, out| {
+                e.on_progress_due(job, Instant::now(), out)
+            }),
+            Output::Answer(job, answer) => {
+                if let Some(reply) = lock(&self.replies).remove(&job) {
+                    let _ = reply.send(answer);
+                }
+            }
+        }
+    }
+
+    /// Runs an engine step after `delay`, on the timer runtime.
+    fn after(
+        self: &Arc<Self>,
+        delay: Duration,
+        f: impl FnOnce(&mut Engine, &mut Vec<Output>) + Send + 'static,
+    ) {
+        let shared = self.clone();
+        self.timers.spawn(async move {
+            tokio::time::sleep(delay).await;
+            shared.step(f);
+        });
+    }
+
+    fn on_inbound(self: &Arc<Self>, inbound: Inbound) {
+        match inbound {
+            Inbound::Frame(Frame::Line(line)) => self.step(|e, out| e.on_line(&line, out)),
+            Inbound::Frame(Frame::Oversized { prefix, length }) => {
+                self.step(|e, out| e.on_oversized(&prefix, length, out))
+            }
+            Inbound::End(_) => {
+                self.input_ended.store(true, Ordering::Release);
+                self.step(|e, out| e.on_eof(out));
+            }
+        }
+    }
+
+    /// A job started: arm its time limit, if it has one.
+    fn started(self: &Arc<Self>, job: JobId, tool: usize) {
+        let limit = {
+            let engine = lock(&self.engine);
+            engine
+                .registry()
+                .tool(tool)
+                .def
+                .timeout
+                .or(engine.config().default_timeout)
+        };
+        let Some(limit) = limit else { return };
+        let shared = self.clone();
+        self.timers.spawn(async move {
+            tokio::time::sleep(limit).await;
+            if shared
+                .board
+                .interrupt_if_current(job, Interrupt::Timeout(limit))
+            {
+                shared
+                    .trace
+                    .note(&format!("job {job} ran past its limit; interrupting"));
+                // If R has not unwound by then, answer for it; its late
+                // outcome is ignored.
+                shared.after(TIMEOUT_GRACE, move |e, out| {
+                    e.on_completed(job, Outcome::TimedOut(limit), out)
+                });
+            }
+        });
+    }
+
+    /// The client stopped reading: interrupt the running job and finish.
+    fn client_gone(&self) {
+        self.board.interrupt_current(Interrupt::Shutdown);
+        lock(&self.jobs).take();
+    }
+}
+
+pub struct Server {
+    shared: Arc<Shared>,
+    jobs: mpsc::Receiver<Box<Job>>,
     registry: Arc<Registry>,
     config: Arc<Config>,
     stop_reader: Arc<AtomicBool>,
     reader: Option<JoinHandle<()>>,
-    dispatcher: Option<JoinHandle<()>>,
+    timers: Option<(tokio::sync::oneshot::Sender<()>, JoinHandle<()>)>,
     writer_done: mpsc::Receiver<()>,
     writer: Option<JoinHandle<()>>,
     guard: Option<StdioGuard>,
     trace: Arc<Trace>,
+}
+
+/// A single-threaded tokio runtime on its own thread, for timers; it runs
+/// until `stop` fires.
+fn start_timers() -> io::Result<(
+    tokio::runtime::Handle,
+    tokio::sync::oneshot::Sender<()>,
+    JoinHandle<()>,
+)> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()?;
+    let handle = runtime.handle().clone();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::Builder::new()
+        .name("mcp-timers".into())
+        .spawn(move || {
+            transport::block_signals_in_this_thread();
+            runtime.block_on(async {
+                let _ = stopped.await;
+            });
+        })?;
+    Ok((handle, stop, thread))
 }
 
 impl Server {
@@ -98,53 +232,49 @@ impl Server {
         let config = Arc::new(config);
         let registry = Arc::new(registry);
         let trace = Arc::new(Trace::from_env());
-        let board = Arc::new(Board::new(interrupt));
-        let (events, event_rx) = unbounded_channel();
         let (job_tx, jobs) = mpsc::channel();
         let (line_tx, line_rx) = mpsc::channel::<String>();
         let (done_tx, writer_done) = mpsc::channel();
+        let (timers, stop_timers, timer_thread) = start_timers()?;
 
-        let gone = events.clone();
-        let on_gone = move || {
-            let _ = gone.send(Event::ClientGone);
-        };
-        let writer = transport::spawn_writer(output, line_rx, trace.clone(), on_gone, done_tx)?;
+        let shared = Arc::new(Shared {
+            engine: Mutex::new(Engine::new(config.clone(), registry.clone())),
+            writer: Mutex::new(Some(line_tx)),
+            jobs: Mutex::new(Some(job_tx)),
+            board: Arc::new(Board::new(interrupt)),
+            replies: Mutex::new(HashMap::new()),
+            input_ended: AtomicBool::new(false),
+            timers,
+            trace: trace.clone(),
+        });
+
+        let gone = shared.clone();
+        let writer = transport::spawn_writer(
+            output,
+            line_rx,
+            trace.clone(),
+            move || gone.client_gone(),
+            done_tx,
+        )?;
 
         let stop_reader = Arc::new(AtomicBool::new(false));
-        let inbound = events.clone();
+        let inbound = shared.clone();
         let reader = transport::spawn_reader(
             input,
             config.max_message_bytes,
             stop_reader.clone(),
             trace.clone(),
-            move |msg| {
-                let _ = inbound.send(Event::Inbound(msg));
-            },
+            move |msg| inbound.on_inbound(msg),
         )?;
 
-        let engine = Engine::new(config.clone(), registry.clone());
-        let dispatcher = Dispatcher {
-            engine,
-            replies: std::collections::HashMap::new(),
-            board: board.clone(),
-            writer: line_tx,
-            jobs: Some(job_tx),
-            events: events.clone(),
-            trace: trace.clone(),
-        };
-        let dispatcher = std::thread::Builder::new()
-            .name("mcp-dispatcher".into())
-            .spawn(move || dispatcher.run(event_rx))?;
-
         Ok(Server {
-            events,
+            shared,
             jobs,
-            board,
             registry,
             config,
             stop_reader,
             reader: Some(reader),
-            dispatcher: Some(dispatcher),
+            timers: Some((stop_timers, timer_thread)),
             writer_done,
             writer: Some(writer),
             guard,
@@ -177,14 +307,12 @@ impl Server {
             let wait = tick.min(deadline.saturating_duration_since(Instant::now()));
             match self.jobs.recv_timeout(wait) {
                 Ok(job) => {
-                    if self.board.begin(job.id) {
-                        let _ = self.events.send(Event::Started(job.id, job.tool));
+                    if self.shared.board.begin(job.id) {
+                        self.shared.started(job.id, job.tool);
                         return Polled::Job(job);
                     }
                     // Cancelled while it waited in the queue: never run.
-                    let _ = self
-                        .events
-                        .send(Event::Completed(job.id, Outcome::Cancelled));
+                    self.complete(job.id, Outcome::Cancelled);
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Polled::Finished,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
@@ -199,20 +327,33 @@ impl Server {
         }
     }
 
-    /// Reports how a job ended.
+    /// Reports how a job ended. A result is checked and rendered here, on
+    /// the caller's thread and without the engine's lock, so a large one
+    /// never delays the answers to other requests.
     pub fn complete(&self, job: JobId, outcome: Outcome) {
-        self.board.end(job);
-        let _ = self.events.send(Event::Completed(job, outcome));
+        self.shared.board.end(job);
+        let outcome = match outcome {
+            Outcome::Done(result) => {
+                let plan = lock(&self.shared.engine).render_plan(job);
+                match plan {
+                    Some(plan) => Outcome::Settled(plan.settle(&result)),
+                    None => Outcome::Done(result),
+                }
+            }
+            other => other,
+        };
+        self.shared.step(|e, out| e.on_completed(job, outcome, out));
     }
 
     /// A running job reports progress (sent if the client asked for it).
     pub fn progress(&self, job: JobId, update: Progress) {
-        let _ = self.events.send(Event::Progress(job, update));
+        self.shared
+            .step(|e, out| e.on_progress(job, update, Instant::now(), out));
     }
 
     /// A running job logs a message (sent if the client asked for logs).
     pub fn log(&self, job: JobId, level: LogLevel, data: serde_json::Value) {
-        let _ = self.events.send(Event::Log(job, level, data));
+        self.shared.step(|e, out| e.on_log(job, level, data, out));
     }
 
     /// A running job asks the client for input (`request` is `{method,
@@ -224,43 +365,46 @@ impl Server {
         request: serde_json::Value,
     ) -> mpsc::Receiver<Answer> {
         let (reply, answer) = mpsc::channel();
-        let _ = self.events.send(Event::Ask(job, key, request, reply));
+        lock(&self.shared.replies).insert(job, reply);
+        self.shared.step(|e, out| e.on_ask(job, key, request, out));
         answer
     }
 
     /// Whether the client has cancelled `job`.
     pub fn is_cancelled(&self, job: JobId) -> bool {
-        self.board.is_cancelled(job)
+        self.shared.board.is_cancelled(job)
     }
 
     /// Why the tool thread was interrupted, if the server did it: consumed
     /// by the call. `None` means the interrupt came from elsewhere (Ctrl-C).
     pub fn interrupt_reason(&self) -> Option<(JobId, Interrupt)> {
-        self.board.take_reason()
+        self.shared.board.take_reason()
     }
 
     /// The job the tool thread is running, if any.
     pub fn current_job(&self) -> Option<JobId> {
-        self.board.current()
+        self.shared.board.current()
     }
 
     /// Stops serving: delivers what is queued for stdout (bounded wait),
     /// ends the threads and restores stdin and stdout.
     pub fn stop(&mut self) {
-        let _ = self.events.send(Event::Stop);
         self.stop_reader.store(true, Ordering::Relaxed);
-        if let Some(d) = self.dispatcher.take() {
-            let _ = d.join();
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
         }
-        // The dispatcher dropped the writer's channel; wait for the drain.
+        if let Some((stop, thread)) = self.timers.take() {
+            let _ = stop.send(());
+            let _ = thread.join();
+        }
+        lock(&self.shared.jobs).take();
+        // Closing the writer's channel lets it drain and exit.
+        lock(&self.shared.writer).take();
         let _ = self.writer_done.recv_timeout(WRITER_DRAIN);
         if let Some(w) = self.writer.take() {
             if self.writer_done.try_recv() == Err(mpsc::TryRecvError::Disconnected) {
                 let _ = w.join();
             }
-        }
-        if let Some(r) = self.reader.take() {
-            let _ = r.join();
         }
         if let Some(mut guard) = self.guard.take() {
             guard.restore();
@@ -271,130 +415,5 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
-    }
-}
-
-struct Dispatcher {
-    engine: Engine,
-    /// Where the answer to each waiting job's input request goes.
-    replies: std::collections::HashMap<JobId, mpsc::Sender<Answer>>,
-    board: Arc<Board>,
-    writer: mpsc::Sender<String>,
-    jobs: Option<mpsc::Sender<Box<Job>>>,
-    events: UnboundedSender<Event>,
-    trace: Arc<Trace>,
-}
-
-impl Dispatcher {
-    fn run(mut self, events: UnboundedReceiver<Event>) {
-        transport::block_signals_in_this_thread();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .expect("a single-threaded tokio runtime");
-        runtime.block_on(self.serve(events));
-    }
-
-    async fn serve(&mut self, mut events: UnboundedReceiver<Event>) {
-        let mut input_ended = false;
-        let mut out = Vec::new();
-        while let Some(event) = events.recv().await {
-            match event {
-                Event::Inbound(Inbound::Frame(Frame::Line(line))) => {
-                    self.engine.on_line(&line, &mut out)
-                }
-                Event::Inbound(Inbound::Frame(Frame::Oversized { prefix, length })) => {
-                    self.engine.on_oversized(&prefix, length, &mut out)
-                }
-                Event::Inbound(Inbound::End(_)) => {
-                    input_ended = true;
-                    self.engine.on_eof(&mut out);
-                }
-                Event::Started(job, tool) => self.arm_timeout(job, tool),
-                Event::Completed(job, outcome) => self.engine.on_completed(job, outcome, &mut out),
-                Event::Progress(job, update) => {
-                    self.engine
-                        .on_progress(job, update, Instant::now(), &mut out)
-                }
-                Event::ProgressDue(job) => {
-                    self.engine.on_progress_due(job, Instant::now(), &mut out)
-                }
-                Event::Log(job, level, data) => self.engine.on_log(job, level, data, &mut out),
-                Event::Ask(job, key, request, reply) => {
-                    self.replies.insert(job, reply);
-                    self.engine.on_ask(job, key, request, &mut out);
-                }
-                Event::Deadline(job, limit) => {
-                    if self
-                        .board
-                        .interrupt_if_current(job, Interrupt::Timeout(limit))
-                    {
-                        self.trace
-                            .note(&format!("job {job} ran past its limit; interrupting"));
-                        self.after(TIMEOUT_GRACE, Event::Abandon(job, limit));
-                    }
-                }
-                Event::Abandon(job, limit) => {
-                    // R has not unwound yet: answer for it; its late outcome is ignored.
-                    self.engine
-                        .on_completed(job, Outcome::TimedOut(limit), &mut out);
-                }
-                Event::ClientGone => {
-                    self.board.interrupt_current(Interrupt::Shutdown);
-                    break;
-                }
-                Event::Stop => break,
-            }
-            self.deliver(&mut out);
-            if input_ended && self.engine.pending_jobs() == 0 {
-                break;
-            }
-        }
-        // Closing the job queue tells the R thread to finish; closing the
-        // writer's channel lets it drain and exit.
-        self.jobs = None;
-    }
-
-    fn deliver(&mut self, out: &mut Vec<Output>) {
-        for output in out.drain(..) {
-            match output {
-                Output::Write(line) => {
-                    let _ = self.writer.send(line);
-                }
-                Output::Run(job) => {
-                    if let Some(jobs) = &self.jobs {
-                        let _ = jobs.send(job);
-                    }
-                }
-                Output::Cancel(job) => self.board.cancel(job),
-                Output::ProgressDue(job, delay) => self.after(delay, Event::ProgressDue(job)),
-                Output::Answer(job, answer) => {
-                    if let Some(reply) = self.replies.remove(&job) {
-                        let _ = reply.send(answer);
-                    }
-                }
-            }
-        }
-    }
-
-    fn arm_timeout(&self, job: JobId, tool: usize) {
-        let limit = self
-            .engine
-            .registry()
-            .tool(tool)
-            .def
-            .timeout
-            .or(self.engine.config().default_timeout);
-        if let Some(limit) = limit {
-            self.after(limit, Event::Deadline(job, limit));
-        }
-    }
-
-    fn after(&self, delay: Duration, event: Event) {
-        let events = self.events.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(delay).await;
-            let _ = events.send(event);
-        });
     }
 }

@@ -135,6 +135,40 @@ pub enum Outcome {
     /// The handler needs input it has not got (2026-07-28): the call is
     /// answered with an `input_required` result asking for it.
     InputRequired { key: String, request: Value },
+    /// A result already checked and rendered with a [`RenderPlan`] (off
+    /// the engine's lock): the result body, or the JSON-RPC error object.
+    Settled(Result<String, Value>),
+}
+
+/// What rendering a job's result needs, so that the costly part (checking
+/// the output schema, writing a large result's JSON) can run on the tool's
+/// thread while the engine goes on answering other requests.
+pub struct RenderPlan {
+    registry: Arc<Registry>,
+    tool: usize,
+    revision: Revision,
+    extra_meta: Option<Map<String, Value>>,
+}
+
+impl RenderPlan {
+    /// The result body, or the -32603 error a result breaking the tool's
+    /// output schema gets.
+    pub fn settle(&self, result: &ToolResult) -> Result<String, Value> {
+        let tool = self.registry.tool(self.tool);
+        match result::check_output(tool, result) {
+            Ok(()) => Ok(result::render(
+                tool,
+                result,
+                self.revision,
+                self.extra_meta.as_ref(),
+            )),
+            Err(violation) => Err(jsonrpc::error_object(
+                jsonrpc::INTERNAL_ERROR,
+                &violation.message,
+                Some(&violation.data),
+            )),
+        }
+    }
 }
 
 /// What the engine asks of the runtime around it.
@@ -367,14 +401,8 @@ impl Engine {
     fn settle(&mut self, state: &JobState, outcome: Outcome) -> Result<String, Value> {
         let tool = self.registry.tool(state.tool);
         match outcome {
-            Outcome::Done(result) => match result::check_output(tool, &result) {
-                Ok(()) => Ok(self.result_body(state, &result)),
-                Err(violation) => Err(jsonrpc::error_object(
-                    jsonrpc::INTERNAL_ERROR,
-                    &violation.message,
-                    Some(&violation.data),
-                )),
-            },
+            Outcome::Done(result) => self.plan_for(state).settle(&result),
+            Outcome::Settled(settled) => settled,
             Outcome::TimedOut(limit) => {
                 let text = format!(
                     "Tool \"{}\" timed out after {} and was stopped.",
@@ -395,17 +423,36 @@ impl Engine {
         }
     }
 
-    /// The `CallToolResult` of a job, for its revision; results of 2025-11-25
-    /// tasks carry their task id, as `tasks/result` requires.
-    fn result_body(&self, state: &JobState, result: &ToolResult) -> String {
-        let tool = self.registry.tool(state.tool);
+    /// How to render the result of `job`, if it is still waiting for one.
+    pub fn render_plan(&self, job: JobId) -> Option<RenderPlan> {
+        self.jobs
+            .get(&job)
+            .filter(|s| !s.cancelled)
+            .map(|s| self.plan_for(s))
+    }
+
+    /// Results of 2026-07-28 requests carry the server's identity; those of
+    /// 2025-11-25 tasks their task id, as `tasks/result` requires.
+    fn plan_for(&self, state: &JobState) -> RenderPlan {
         let mut extra = state.revision.is_modern().then(|| self.server_meta.clone());
         if let (Some(task), false) = (&state.task, state.revision.is_modern()) {
             let mut meta = Map::new();
             meta.insert(tasks::RELATED_TASK.into(), json!({ "taskId": task }));
             extra = Some(meta);
         }
-        result::render(tool, result, state.revision, extra.as_ref())
+        RenderPlan {
+            registry: self.registry.clone(),
+            tool: state.tool,
+            revision: state.revision,
+            extra_meta: extra,
+        }
+    }
+
+    /// The `CallToolResult` of a job, for its revision.
+    fn result_body(&self, state: &JobState, result: &ToolResult) -> String {
+        let plan = self.plan_for(state);
+        let tool = self.registry.tool(state.tool);
+        result::render(tool, result, state.revision, plan.extra_meta.as_ref())
     }
 
     /// A running tool reported progress. Sent when the client gave a
