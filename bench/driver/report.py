@@ -152,27 +152,24 @@ def targets(res, rows):
 REMEDY = {
     "Start-up": "To pass it: start-up is Rscript's own start plus loading the package; only a faster "
                 "R start (fewer default packages, `R_DEFAULT_PACKAGES`) would move it much.",
-    "Per-call round trip p50": "To pass it: beyond the two wake-ups every server pays (the floor), each call "
-                               "makes four hand-offs between threads (reader → dispatcher → R → "
-                               "dispatcher → writer), plus an `Event::Started` the R thread sends "
-                               "the dispatcher for every job to arm a timeout even when none is "
-                               "set. Sending `Started` only for tools with a timeout, and letting "
-                               "the R thread render and write small results itself (the dispatcher "
-                               "only told), would remove three of the five wake-ups.",
+    "Per-call round trip p50": "To pass it: beyond the two wake-ups every server pays (the floor), a "
+                               "call crosses two of the server's own threads (reader → R thread → "
+                               "writer). Letting the R thread write small answers to stdout itself "
+                               "(under the writer's lock, when no line is pending) would remove one "
+                               "wake-up per call.",
     "Per-call round trip p99": "To pass it: the tail comes from the same thread hand-offs meeting the "
                                "scheduler on 2 cores (4 server threads + the driver); fewer "
                                "hand-offs, or a short spin before parking, would trim it.",
     "Throughput: server CPU": "The same cause as the throughput row above.",
     "Throughput": "To pass it: when calls queue up the R thread is the bottleneck (see the CPU split by "
-                  "thread below): its R-level loop wraps each call in two nested `tryCatch()`s and a "
-                  "`withCallingHandlers()`, and `from_ellmer_value()` checks every result with "
-                  "`paste0()`-built class names (~5 µs a call). One handler frame per job, the "
-                  "ellmer checks only when ellmer is loaded, and taking every queued job in one "
-                  "`poll()` would bring the R thread's share under the TypeScript server's whole "
-                  "cost per call.",
+                  "thread below). About half of its share is the R-level code around the tool "
+                  "function (`run_job()`: a `tryCatch()` with four handlers, a "
+                  "`withCallingHandlers()`, and extendr's `$` method lookup for `poll()` and "
+                  "`complete_value()`); taking every queued job in one `poll()` and calling the "
+                  "Rust entry points without the `$` lookup would trim it.",
     "100,000-row table: time to answer": "To pass it: most of the time is the output-schema check, which "
                                          "re-parses the 20 MB of JSON into a `serde_json::Value` "
-                                         "tree and walks it on the dispatcher thread; checking the "
+                                         "tree and walks it (on the R thread, off the engine's lock); checking the "
                                          "data frame column by column in R's memory (one type "
                                          "check per column) would remove it, and the text copy "
                                          "could be escaped straight into the output buffer.",
@@ -183,9 +180,9 @@ REMEDY = {
                                       "fewer copies of the result would also shrink."),
     "100,000-row table: bytes": "The text copy is the same JSON escaped; nothing to win without "
                                 "leaving out the copy (the spec asks for it).",
-    "`ping` while the table is produced": "To pass it: the check and rendering run on the dispatcher, the "
-                                          "thread that answers `ping`; moving them to the R "
-                                          "thread or a worker would keep the control plane free.",
+    "`ping` while the table is produced": "To pass it: the check and rendering already run off the engine's "
+                                          "lock, so the answer waits only for the writer; "
+                                          "the 42 MB line ahead of it in the pipe is the floor.",
     "Peak RSS, large result": "To pass it: the `serde_json::Value` tree built for the schema check "
                               "(about 200 MB for 20 MB of JSON, see the split above) and the "
                               "several copies of the 42 MB answer dominate; a check on the data "
@@ -268,9 +265,8 @@ def call_split(res, rows):
         ("Rendering the result in Rust (test hook, upper bound)", rc["render_us"]),
     ]
     rest = total - sum(v for _, v in parts)
-    parts.append(("The rest: parsing, argument checks and five wake-ups between threads "
-                  "(reader → dispatcher → R → dispatcher → writer, and `Event::Started` "
-                  "from R to the dispatcher)", rest))
+    parts.append(("The rest: parsing, argument checks and the two hand-offs between the "
+                  "server's threads (reader → R thread → writer)", rest))
     lines = ["| Share of mcpserver's p50 round trip | µs |", "|---|---|"]
     lines += [f"| {k} | {v:.1f} |" for k, v in parts]
     lines.append(f"| **Round trip p50** | **{total:.1f}** |")
@@ -304,10 +300,10 @@ def table_split(res, rows):
              f"{rp['encode']['peak_extra_mb']:.0f} | R thread |",
              f"| The same encode plus the `CallToolResult` text with its escaped text copy "
              f"(`result_json_for_test_`) | {rp['render']['ms']:.0f} | {rp['render']['peak_extra_mb']:.0f} "
-             f"| encode: R thread; the rest: dispatcher |",
+             f"| R thread (off the engine's lock) |",
              f"| Output-schema check: parse into `serde_json::Value`, validate (`json_schema_problems_`, "
              f"same code as `check_output`) | {rp['validate']['ms']:.0f} | {rp['validate']['peak_extra_mb']:.0f} "
-             f"| dispatcher |",
+             f"| R thread (off the engine's lock) |",
              f"| Moving 42 MB through the pipe to the driver (pipe floor) | {answer[FLOOR]:.0f} | – | writer |",
              f"| **Measured time to answer** | **{answer['mcpserver']:.0f}** | | |"]
     return "\n".join(lines)

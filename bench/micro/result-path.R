@@ -2,10 +2,10 @@
 # the package's own internal entry points (each step as the server runs it):
 #   encode   - the data frame to JSON text (R thread, complete_value());
 #   render   - encode + the CallToolResult text with its escaped text copy
-#              (the server renders on its dispatcher thread);
+#              (the server renders on the R thread, off the engine's lock);
 #   validate - parse that JSON into a serde_json::Value and check it against
-#              the output schema (the server does this on the dispatcher
-#              thread before rendering: result::check_output()).
+#              the output schema (the server does this on the R thread too,
+#              before rendering: result::check_output()).
 # One step per process, so that memory freed by one step cannot hide the
 # peak of the next.
 #   Rscript bench/micro/result-path.R <encode|render|validate> <reps>

@@ -1,6 +1,6 @@
 //! Which job the tool thread is running, and why the server interrupted it.
 //!
-//! Shared by the dispatcher (which cancels and times out jobs) and the tool
+//! Shared by the threads that cancel and time out jobs (reader, timers) and the tool
 //! thread (which starts and ends them). Interrupting goes through a callback
 //! so the protocol engine stays free of R: the R bindings send SIGINT to R's
 //! main thread, tests just count.
