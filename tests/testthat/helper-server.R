@@ -130,8 +130,10 @@ definition_schema <- function(rev, name) {
 }
 
 # Checks one message the server wrote against the schema of its revision.
+# Without the schemas this check alone is left out, so the test's other
+# assertions still run; test-server.R records the missing schemas as a skip.
 expect_wire_valid <- function(line, rev, result_type = NULL) {
-  if (is.null(schema_dir())) skip("wire schemas not found (../shared/mcp-schema or MCP_SCHEMA_DIR)")
+  if (is.null(schema_dir())) return(invisible(FALSE))
   msg <- jsonlite::fromJSON(line, simplifyVector = FALSE)
   modern_errors <- rev >= "2025-11-25"
   check <- function(name, json) {

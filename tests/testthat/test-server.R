@@ -1,6 +1,13 @@
 # A real server process, driven over its stdin and stdout.
 skip_on_cran()
 
+test_that("the official wire schemas are there to check every message against", {
+  # Without them every other test here still runs, minus its wire checks.
+  if (is.null(schema_dir())) skip("wire schemas not found (../shared/mcp-schema or MCP_SCHEMA_DIR)")
+  revisions <- c("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
+  expect_true(all(file.exists(file.path(schema_dir(), revisions, "schema.json"))))
+})
+
 test_that("a full session: handshake, list, calls, and a clean exit at EOF", {
   client <- start_server(fixture("everything.R"))
   init <- initialize(client, "2025-11-25")
