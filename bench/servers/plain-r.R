@@ -4,26 +4,7 @@
 # answered while a tool runs.
 suppressPackageStartupMessages(library(jsonlite))
 
-add <- function(x, y) x + y
-
-table_cache <- NULL
-make_table <- function(n = 100000L) {
-  i <- seq_len(n)
-  data.frame(
-    id = i, x1 = i / 3, x2 = i / 7, x3 = sqrt(i), x4 = i * 0.001,
-    x5 = (i %% 97L) / 97, x6 = i * 1.5, x7 = 1 / i, x8 = log(i),
-    label = paste0("row-", i)
-  )
-}
-big_table <- function() {
-  if (is.null(table_cache)) table_cache <<- make_table()
-  table_cache
-}
-
-slow <- function(seconds) {
-  Sys.sleep(seconds)
-  "done"
-}
+source(file.path("bench", "servers", "tools.R"))  # add(), big_table(), slow()
 
 number <- list(type = "number")
 row_schema <- list(

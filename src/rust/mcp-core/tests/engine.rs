@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::check_message;
+use common::{check_message, text_result};
 use mcp_core::engine::{
     Config, Engine, Job, Outcome, Output, Progress, ServerInfo, PROGRESS_INTERVAL,
 };
@@ -173,15 +173,6 @@ fn meta() -> Value {
 fn modern(id: u64, method: &str, mut params: Value) -> Value {
     params["_meta"] = meta();
     json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})
-}
-
-fn text_result(text: &str) -> ToolResult {
-    ToolResult {
-        content: vec![Block::text(text)],
-        structured: None,
-        is_error: false,
-        meta: None,
-    }
 }
 
 fn raw(text: &str) -> Option<Box<RawValue>> {

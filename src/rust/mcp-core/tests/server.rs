@@ -2,10 +2,11 @@
 
 mod common;
 
+use common::done_text;
+
 use mcp_core::board::Interrupt;
 use mcp_core::engine::{Config, Outcome};
 use mcp_core::registry::Registry;
-use mcp_core::result::{Block, ToolResult};
 use mcp_core::server::{Polled, Server};
 use mcp_core::tool::ToolDef;
 use serde_json::{json, Value};
@@ -125,15 +126,6 @@ fn next_job(server: &Server) -> Box<mcp_core::engine::Job> {
     }
 }
 
-fn text(t: &str) -> Outcome {
-    Outcome::Done(ToolResult {
-        content: vec![Block::text(t)],
-        structured: None,
-        is_error: false,
-        meta: None,
-    })
-}
-
 #[test]
 fn the_control_plane_answers_while_a_tool_runs() {
     let (mut server, mut client, _) = start(Config::default());
@@ -147,7 +139,7 @@ fn the_control_plane_answers_while_a_tool_runs() {
     client.send(json!({"jsonrpc":"2.0","id":3,"method":"tools/list"}));
     assert_eq!(client.recv()["result"]["tools"][0]["name"], "echo");
     assert!(t0.elapsed() < Duration::from_secs(1));
-    server.complete(job.id, text("done"));
+    server.complete(job.id, done_text("done"));
     assert_eq!(client.recv()["result"]["content"][0]["text"], "done");
     client.close();
     assert!(matches!(
@@ -170,7 +162,7 @@ fn every_request_read_before_eof_is_answered() {
         match server.poll(Duration::from_secs(5), Duration::from_millis(10), || false) {
             Polled::Job(job) => {
                 ran += 1;
-                server.complete(job.id, text(&job.context.request_id.to_string()));
+                server.complete(job.id, done_text(&job.context.request_id.to_string()));
             }
             Polled::Finished => break,
             other => panic!("{other:?}"),
@@ -219,7 +211,7 @@ fn a_cancelled_queued_call_never_runs_and_a_running_one_is_interrupted() {
         "3",
         "job 2 was dropped unrun"
     );
-    server.complete(next.id, text("third"));
+    server.complete(next.id, done_text("third"));
     let answer = client.recv();
     assert_eq!(answer["id"], 3, "nothing was sent for the cancelled calls");
     client.close();
@@ -249,7 +241,7 @@ fn a_tool_past_its_limit_is_interrupted_and_answered() {
         Some((job.id, Interrupt::Timeout(Duration::from_millis(300))))
     );
     // R finally returns: its late result is dropped.
-    server.complete(job.id, text("too late"));
+    server.complete(job.id, done_text("too late"));
     assert!(client.nothing_for(Duration::from_millis(200)));
     client.close();
     server.stop();

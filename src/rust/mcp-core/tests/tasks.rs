@@ -3,10 +3,9 @@
 
 mod common;
 
-use common::check_message;
+use common::{check_message, done_text};
 use mcp_core::engine::{Config, Engine, InputMode, Job, Outcome, Output};
 use mcp_core::registry::Registry;
-use mcp_core::result::{Block, ToolResult};
 use mcp_core::revision::Revision;
 use mcp_core::tool::{TaskSupport, ToolDef};
 use serde_json::{json, Value};
@@ -106,15 +105,6 @@ impl H {
     }
 }
 
-fn text(t: &str) -> Outcome {
-    Outcome::Done(ToolResult {
-        content: vec![Block::text(t)],
-        structured: None,
-        is_error: false,
-        meta: None,
-    })
-}
-
 fn call(id: Value, name: &str, extra: Value) -> Value {
     let mut params = json!({"name": name, "arguments": {"n": 1}});
     for (k, v) in extra.as_object().unwrap() {
@@ -164,7 +154,7 @@ fn core_tasks_run_and_deliver_their_result() {
     h.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}));
     assert!(h.cancels.is_empty());
 
-    let finished = h.complete(job.id, text("done"));
+    let finished = h.complete(job.id, done_text("done"));
     assert_eq!(finished.len(), 1);
     assert_eq!(finished[0]["id"], 4);
     assert_eq!(finished[0]["result"]["content"][0]["text"], "done");
@@ -232,7 +222,7 @@ fn core_task_failures_carry_the_json_rpc_error() {
         .unwrap()
         .to_string();
     let job = h.jobs.pop().unwrap();
-    h.complete(job.id, text("no structured content"));
+    h.complete(job.id, done_text("no structured content"));
     let r =
         h.one(json!({"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":task_id}}));
     assert_eq!(r["error"]["code"], -32603);
@@ -286,7 +276,7 @@ fn extension_tasks_are_chosen_by_the_server() {
     assert_eq!(working["result"]["resultType"], "complete");
     assert_eq!(working["result"]["status"], "working");
     assert!(
-        h.complete(job.id, text("fine")).is_empty(),
+        h.complete(job.id, done_text("fine")).is_empty(),
         "nothing is pushed; the client polls"
     );
     let done = get(&mut h, 4);
@@ -427,7 +417,7 @@ fn input_required_rounds_carry_signed_state() {
         .is_empty());
     let third = h.jobs.pop().unwrap();
     assert_eq!(third.context.answers.len(), 2);
-    let done = h.complete(third.id, text("Hello, Ada"));
+    let done = h.complete(third.id, done_text("Hello, Ada"));
     assert_eq!(done[0]["result"]["resultType"], "complete");
 
     // Replayed, tampered, foreign: refused before any R code runs.

@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 use jsonschema::Validator;
+use mcp_core::engine::Outcome;
+use mcp_core::result::{Block, ToolResult};
 use mcp_core::revision::Revision;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -121,4 +123,19 @@ pub fn check_message(rev: Revision, msg: &Value, result_type: Option<&str>) {
     if let Some(t) = result_type {
         assert_valid(rev, t, msg);
     }
+}
+
+/// A tool result with one text block.
+pub fn text_result(text: &str) -> ToolResult {
+    ToolResult {
+        content: vec![Block::text(text)],
+        structured: None,
+        is_error: false,
+        meta: None,
+    }
+}
+
+/// A tool that finished with one text block.
+pub fn done_text(text: &str) -> Outcome {
+    Outcome::Done(text_result(text))
 }
