@@ -785,6 +785,38 @@ fn batches_belong_to_2025_03_26() {
 }
 
 #[test]
+fn a_batch_is_answered_whole_even_with_odd_members() {
+    let mut h = Harness::new();
+    h.initialize("2025-03-26");
+    // An id used twice: the first use is answered, the second refused, in
+    // the one batch response.
+    let r = h.send(
+        r#"[{"jsonrpc":"2.0","id":7,"method":"ping"},{"jsonrpc":"2.0","id":7,"method":"ping"}]"#,
+    );
+    assert_eq!(r.len(), 1, "{r:?}");
+    let items = r[0].as_array().unwrap();
+    assert_eq!(items.len(), 2);
+    assert!(items
+        .iter()
+        .any(|m| m["id"] == 7 && m["result"].is_object()));
+    assert!(items
+        .iter()
+        .any(|m| m["id"] == 7 && m["error"]["code"] == -32600));
+
+    // A subscription in a batch is acknowledged, never answered: the batch
+    // does not wait for it.
+    let listen = modern(8, "subscriptions/listen", json!({"notifications":{}}));
+    let batch = json!([{"jsonrpc":"2.0","id":9,"method":"ping"}, listen]);
+    let r = h.send_value(batch);
+    assert!(
+        r.iter().any(|m| m
+            .as_array()
+            .is_some_and(|items| items.len() == 1 && items[0]["id"] == 9)),
+        "the ping's batch response is sent: {r:?}"
+    );
+}
+
+#[test]
 fn subscriptions_are_acknowledged_and_closed_at_eof() {
     let mut h = Harness::new();
     let r = h.send_value(modern(

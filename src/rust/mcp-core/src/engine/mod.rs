@@ -566,21 +566,22 @@ impl Engine {
             } else {
                 "JSON-RPC batches are only part of protocol revision 2025-03-26"
             };
-            let data = json!({ "reason": reason });
-            out.push(Output::Write(jsonrpc::error(
-                None,
-                jsonrpc::INVALID_REQUEST,
-                "Invalid Request",
-                Some(&data),
-            )));
+            out.push(Output::Write(invalid_request(None, reason)));
             return;
         }
         let batch = self.next_batch;
         self.next_batch += 1;
         let mut expected = 0;
-        for message in &messages {
+        // A request id used twice in one batch: the second use is refused
+        // at once, so each id stands for one response in the batch.
+        let mut seen = HashSet::new();
+        let mut duplicate = vec![false; messages.len()];
+        for (i, message) in messages.iter().enumerate() {
             if let Message::Request { id, .. } | Message::Invalid { id: Some(id), .. } = message {
-                self.batch_of.insert(id.clone(), batch);
+                duplicate[i] = !seen.insert(id);
+                if !duplicate[i] {
+                    self.batch_of.insert(id.clone(), batch);
+                }
                 expected += 1;
             }
             if let Message::Invalid { id: None, .. } = message {
@@ -600,29 +601,23 @@ impl Engine {
                 responses: Vec::new(),
             },
         );
-        for message in messages {
+        for (message, duplicate) in messages.into_iter().zip(duplicate) {
             match message {
+                Message::Request { id, .. } | Message::Invalid { id: Some(id), .. }
+                    if duplicate =>
+                {
+                    let text = invalid_request(Some(&id), "request id used twice in one batch");
+                    self.push_to_batch(batch, text, out);
+                }
                 Message::Request { ref method, .. } if method == "initialize" => {
                     let Message::Request { id, .. } = message else {
                         unreachable!()
                     };
-                    let data = json!({ "reason": "initialize must not be part of a batch" });
-                    let text = jsonrpc::error(
-                        Some(&id),
-                        jsonrpc::INVALID_REQUEST,
-                        "Invalid Request",
-                        Some(&data),
-                    );
+                    let text = invalid_request(Some(&id), "initialize must not be part of a batch");
                     self.respond(&id, text, out);
                 }
                 Message::Invalid { id: None, reason } => {
-                    let data = json!({ "reason": reason });
-                    let text = jsonrpc::error(
-                        None,
-                        jsonrpc::INVALID_REQUEST,
-                        "Invalid Request",
-                        Some(&data),
-                    );
+                    let text = invalid_request(None, &reason);
                     self.push_to_batch(batch, text, out);
                 }
                 other => self.on_message(other, out),
@@ -672,13 +667,7 @@ impl Engine {
             // A reply to a request of ours (an elicitation).
             Message::Response { id, result, error } => self.on_response(&id, result, error, out),
             Message::Invalid { id, reason } => {
-                let data = json!({ "reason": reason });
-                let text = jsonrpc::error(
-                    id.as_ref(),
-                    jsonrpc::INVALID_REQUEST,
-                    "Invalid Request",
-                    Some(&data),
-                );
+                let text = invalid_request(id.as_ref(), &reason);
                 match id {
                     Some(id) => self.respond(&id, text, out),
                     None => out.push(Output::Write(text)),
@@ -1100,7 +1089,8 @@ impl Engine {
             "notifications/subscriptions/acknowledged",
             &params.to_string(),
         )));
-        self.batch_of.remove(&id);
+        // Acknowledged, not answered: a batch it is part of stops waiting.
+        self.forget_in_batch(&id, out);
         self.listens.insert(id);
     }
 }
@@ -1209,6 +1199,12 @@ fn check_initialize_params(params: &Value) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// -32600 with the reason in `data`.
+fn invalid_request(id: Option<&RequestId>, reason: &str) -> String {
+    let data = json!({ "reason": reason });
+    jsonrpc::error(id, jsonrpc::INVALID_REQUEST, "Invalid Request", Some(&data))
 }
 
 fn invalid_params(id: &RequestId, reason: &str) -> String {
