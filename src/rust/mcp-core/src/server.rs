@@ -132,20 +132,11 @@ impl Shared {
         }
     }
 
-    /// A job started: arm its time limit, if it has one.
-    fn started(self: &Arc<Self>, job: JobId, tool: usize) {
-        let limit = {
-            let engine = lock(&self.engine);
-            engine
-                .registry()
-                .tool(tool)
-                .def
-                .timeout
-                .or(engine.config().default_timeout)
-        };
-        let Some(limit) = limit else { return };
+    /// Arms a running job's time limit; the handle stops the timer when the
+    /// job ends in time, so finished calls leave no sleeping timers behind.
+    fn arm_timeout(self: &Arc<Self>, job: JobId, limit: Duration) -> tokio::task::AbortHandle {
         let shared = self.clone();
-        self.timers.spawn(async move {
+        let timer = self.timers.spawn(async move {
             tokio::time::sleep(limit).await;
             if shared
                 .board
@@ -161,6 +152,7 @@ impl Shared {
                 });
             }
         });
+        timer.abort_handle()
     }
 
     /// The client stopped reading: interrupt the running job and finish.
@@ -175,13 +167,14 @@ pub struct Server {
     jobs: mpsc::Receiver<Box<Job>>,
     registry: Arc<Registry>,
     config: Arc<Config>,
+    /// The running job's time limit, stopped when the job ends.
+    timeout: Mutex<Option<(JobId, tokio::task::AbortHandle)>>,
     stop_reader: Arc<AtomicBool>,
     reader: Option<JoinHandle<()>>,
     timers: Option<(tokio::sync::oneshot::Sender<()>, JoinHandle<()>)>,
     writer_done: mpsc::Receiver<()>,
     writer: Option<JoinHandle<()>>,
     guard: Option<StdioGuard>,
-    trace: Arc<Trace>,
 }
 
 /// A single-threaded tokio runtime on its own thread, for timers; it runs
@@ -263,7 +256,7 @@ impl Server {
             input,
             config.max_message_bytes,
             stop_reader.clone(),
-            trace.clone(),
+            trace,
             move |msg| inbound.on_inbound(msg),
         )?;
 
@@ -272,26 +265,18 @@ impl Server {
             jobs,
             registry,
             config,
+            timeout: Mutex::new(None),
             stop_reader,
             reader: Some(reader),
             timers: Some((stop_timers, timer_thread)),
             writer_done,
             writer: Some(writer),
             guard,
-            trace,
         })
     }
 
     pub fn registry(&self) -> &Arc<Registry> {
         &self.registry
-    }
-
-    pub fn config(&self) -> &Arc<Config> {
-        &self.config
-    }
-
-    pub fn trace(&self) -> &Trace {
-        &self.trace
     }
 
     /// Waits up to `timeout` for the next tool call. `interrupted` is asked
@@ -308,7 +293,11 @@ impl Server {
             match self.jobs.recv_timeout(wait) {
                 Ok(job) => {
                     if self.shared.board.begin(job.id) {
-                        self.shared.started(job.id, job.tool);
+                        let tool = &self.registry.tool(job.tool).def;
+                        if let Some(limit) = tool.timeout.or(self.config.default_timeout) {
+                            let timer = self.shared.arm_timeout(job.id, limit);
+                            *lock(&self.timeout) = Some((job.id, timer));
+                        }
                         return Polled::Job(job);
                     }
                     // Cancelled while it waited in the queue: never run.
@@ -332,6 +321,9 @@ impl Server {
     /// never delays the answers to other requests.
     pub fn complete(&self, job: JobId, outcome: Outcome) {
         self.shared.board.end(job);
+        if let Some((_, timer)) = lock(&self.timeout).take_if(|(running, _)| *running == job) {
+            timer.abort();
+        }
         let outcome = match outcome {
             Outcome::Done(result) => {
                 let plan = lock(&self.shared.engine).render_plan(job);
@@ -379,11 +371,6 @@ impl Server {
     /// by the call. `None` means the interrupt came from elsewhere (Ctrl-C).
     pub fn interrupt_reason(&self) -> Option<(JobId, Interrupt)> {
         self.shared.board.take_reason()
-    }
-
-    /// The job the tool thread is running, if any.
-    pub fn current_job(&self) -> Option<JobId> {
-        self.shared.board.current()
     }
 
     /// Stops serving: delivers what is queued for stdout (bounded wait),

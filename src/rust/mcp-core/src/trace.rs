@@ -30,10 +30,6 @@ impl Trace {
         }
     }
 
-    pub fn enabled(&self) -> bool {
-        self.enabled
-    }
-
     pub fn inbound(&self, frame: &Frame) {
         if !self.enabled {
             return;

@@ -293,22 +293,9 @@ impl Engine {
         }
     }
 
-    pub fn registry(&self) -> &Arc<Registry> {
-        &self.registry
-    }
-
-    pub fn config(&self) -> &Arc<Config> {
-        &self.config
-    }
-
     /// Tool calls accepted and not yet answered.
     pub fn pending_jobs(&self) -> usize {
         self.jobs.len()
-    }
-
-    /// The revision of the legacy session, if `initialize` has been answered.
-    pub fn session_revision(&self) -> Option<Revision> {
-        self.session.as_ref().map(|s| s.revision)
     }
 
     /// Handles one line of input (without its terminator).
@@ -1037,7 +1024,12 @@ impl Engine {
                 return self.respond(&id, text, out);
             }
         };
-        let progress_token = raw.and_then(progress_token);
+        // The token is read again from the raw text only when there is one,
+        // to keep its exact spelling (integers of any size).
+        let has_token = meta
+            .as_ref()
+            .is_some_and(|m| m.contains_key("progressToken"));
+        let progress_token = raw.filter(|_| has_token).and_then(progress_token);
         let log_level = meta
             .as_ref()
             .and_then(|m| m.get(META_LOG_LEVEL))
