@@ -30,7 +30,8 @@
 #'   `mcp_tools()`: the tool definitions, as parsed from `tools/list`.
 #'   `mcp_call()`: a list of class `mcpserver_call_result` with `text` (the
 #'   text blocks, joined by newlines), `structured` (the structured content,
-#'   or `NULL`), `is_error`, `content` (every block), `meta`, and
+#'   or `NULL`), `is_error`, `content` (every block), `meta`, `result_type`
+#'   (the 2026-07-28 `resultType`, `"complete"` otherwise) and
 #'   `notifications` (progress and log messages received during the call).
 #'   `mcp_close()`: the server's exit status, invisibly.
 #' @examples
@@ -51,17 +52,13 @@ mcp_client <- function(server, protocol_version = "2025-11-25", env = NULL,
   if (!is_string(protocol_version) || !protocol_version %in% versions) {
     abort(paste0("`protocol_version` must be one of ", paste0('"', versions, '"', collapse = ", "), "."))
   }
-  if (!is.null(env) && (!is.character(env) || is.null(names(env)) || any(!nzchar(names(env))))) {
-    abort("`env` must be a named character vector.")
-  }
-  if (!is.numeric(timeout) || length(timeout) != 1L || is.na(timeout) || timeout <= 0) {
-    abort("`timeout` must be a positive number of seconds.")
-  }
+  env <- cfg_env(env)
+  if (!is_positive_number(timeout)) abort("`timeout` must be a positive number of seconds.")
   if (!is.null(elicit) && !is.function(elicit)) abort("`elicit` must be NULL or a function.")
   script <- client_script(server)
   # The server finds this package where this session found it.
   env <- c(env, R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep))
-  rscript <- file.path(R.home("bin"), if (.Platform$OS.type == "windows") "Rscript.exe" else "Rscript")
+  rscript <- cfg_rscript(NULL, .Platform$OS.type)
   client <- new.env(parent = emptyenv())
   client$process <- rust(client_start_(rscript, script, names(env), unname(env)))
   client$version <- protocol_version

@@ -61,9 +61,8 @@ log_levels <- c("debug", "info", "notice", "warning", "error", "critical", "aler
 #' @rdname tool-context
 #' @export
 mcp_progress <- function(progress, total = NULL, message = NULL) {
-  number <- function(x) is.numeric(x) && length(x) == 1L && !is.na(x) && is.finite(x)
-  if (!number(progress)) abort("`progress` must be a single finite number.")
-  if (!is.null(total) && !number(total)) abort("`total` must be NULL or a single finite number.")
+  if (!is_number(progress)) abort("`progress` must be a single finite number.")
+  if (!is.null(total) && !is_number(total)) abort("`total` must be NULL or a single finite number.")
   if (!is.null(message) && !is_string(message)) abort("`message` must be NULL or a single string.")
   job <- current_call()
   if (is.null(job)) return(invisible(FALSE))

@@ -60,10 +60,12 @@ is_ellmer_content <- function(x) ellmer_class(x, "Content")
 # What an ellmer tool returned, as a tool result (or the value itself when
 # it is not ellmer content).
 from_ellmer_value <- function(value) {
-  # ellmer content is S7: anything else returns at once (this runs on every
-  # call, and must not walk every element of a long list).
-  s7_list <- is.list(value) && !is.object(value) && length(value) > 0 && inherits(value[[1]], "S7_object")
-  if (!inherits(value, "S7_object") && !s7_list) return(value)
+  # ellmer content is S7: a list of it is recognised by its first element, so
+  # this costs nothing on other results (it runs on every call). An S7 value
+  # further into a list is refused by the JSON mapper, which names its path.
+  s7_list <- is.list(value) && !is.object(value) && length(value) > 0 &&
+    inherits(value[[1L]], "S7_object")
+  if (!s7_list && !inherits(value, "S7_object")) return(value)
   if (ellmer_class(value, "ContentToolResult")) {
     error <- prop(value, "error")
     if (!is.null(error)) {
@@ -75,9 +77,10 @@ from_ellmer_value <- function(value) {
   if (is_ellmer_content(value)) {
     return(tool_result(list(ellmer_block(value))))
   }
-  if (is.list(value) && !is.object(value) && length(value) > 0 &&
-    any(vapply(value, is_ellmer_content, logical(1)))) {
-    if (!all(vapply(value, is_ellmer_content, logical(1)))) {
+  if (s7_list) {
+    is_content <- vapply(value, is_ellmer_content, logical(1))
+    if (!any(is_content)) return(value)
+    if (!all(is_content)) {
       abort("Lists containing ellmer content must be made entirely of supported ellmer content values.")
     }
     return(tool_result(lapply(value, ellmer_block)))

@@ -34,8 +34,8 @@ json_decode_ <- function(text) .Call(wrap__json_decode_, text)
 json_schema_problems_ <- function(schema, instance) .Call(wrap__json_schema_problems_, schema, instance)
 
 #' Checks `tool_result()` arguments in mcplite's order. `content` is `NULL`
-#' when it was not supplied. Returns the list of blocks to store (a single
-#' block wrapped) or the error.
+#' when it was not supplied. Returns `NULL` when they are fine, or the error
+#' (R wraps a single block in a list itself).
 #' @noRd
 check_tool_result_ <- function(content, content_missing, structured_content, is_error, meta) .Call(wrap__check_tool_result_, content, content_missing, structured_content, is_error, meta)
 
@@ -251,13 +251,6 @@ McpClientProcess$alive <- function() .Call(wrap__McpClientProcess__alive, self)
 #'}
 #'}
 #'
-#'\subsection{Method `running`}{
-#'Whether the server is still serving.
-#' \subsection{noRd}{
-#'
-#'}
-#'}
-#'
 McpServer <- new.env(parent = emptyenv())
 
 McpServer$poll <- function(timeout_ms) .Call(wrap__McpServer__poll, self, timeout_ms)
@@ -283,8 +276,6 @@ McpServer$complete_input_required <- function(job) .Call(wrap__McpServer__comple
 McpServer$interrupt_was_ours <- function() .Call(wrap__McpServer__interrupt_was_ours, self)
 
 McpServer$stop <- function() .Call(wrap__McpServer__stop, self)
-
-McpServer$running <- function() .Call(wrap__McpServer__running, self)
 
 #' @export
 `$.McpServer` <- function (self, name) { func <- McpServer[[name]]; environment(func) <- environment(); func }

@@ -71,7 +71,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
     max_message_size = max_message_size, timeout = timeout,
     request_state_key = request_state_key
   )
-  server <- rust(server_start_(specs, options))
+  server <- bind_methods(rust(server_start_(specs, options)))
   on.exit(server$stop(), add = TRUE)
   the$server <- server
   on.exit(the$server <- NULL, add = TRUE)
@@ -87,11 +87,10 @@ check_server_options <- function(name, version, title, timeout, max_message_size
   if (!is_string(name) || !nzchar(name)) abort("`name` must be a non-empty string.")
   if (!is_string(version) || !nzchar(version)) abort("`version` must be a non-empty string.")
   if (!is.null(title) && !is_string(title)) abort("`title` must be NULL or a single string.")
-  positive <- function(x) is.numeric(x) && length(x) == 1L && !is.na(x) && is.finite(x) && x > 0
-  if (!is.null(timeout) && !positive(timeout)) {
+  if (!is.null(timeout) && !is_positive_number(timeout)) {
     abort("`timeout` must be NULL or a positive number of seconds.")
   }
-  if (!positive(max_message_size) || max_message_size < 1024) {
+  if (!is_positive_number(max_message_size) || max_message_size < 1024) {
     abort("`max_message_size` must be a number of bytes, at least 1024.")
   }
 }
@@ -120,6 +119,14 @@ script_path <- function() {
 default_server_name <- function() {
   file <- script_path()
   if (is.null(file)) "r-mcp-server" else server_name_for_script(file)
+}
+
+# The server's methods as a plain list, each looked up once: extendr's `$`
+# builds a new closure at every use, which the per-call loop and the
+# functions tools call (mcp_progress(), ...) would otherwise pay each time.
+bind_methods <- function(server) {
+  methods <- names(McpServer)
+  structure(lapply(methods, function(method) server[[method]]), names = methods)
 }
 
 # The R side of the server loop: wait for a call, run it, hand back the

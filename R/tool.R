@@ -66,7 +66,7 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
   }
   if (is.list(arguments)) arguments <- lapply(arguments, as_mcp_type)
   output_schema <- as_mcp_type(output_schema)
-  formals_of_fun <- if (is.function(fun)) names(formals(args(fun)) %||% formals(fun)) else NULL
+  formals_of_fun <- if (is.function(fun)) names(formals(args(fun) %||% fun)) else NULL
   checked <- rust(check_tool_(
     fun, description, ...length(), name, arguments, annotations,
     output_schema, title, icons, meta, timeout, convert, task,

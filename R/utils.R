@@ -18,6 +18,10 @@ rust <- function(x) {
 
 is_string <- function(x) is.character(x) && length(x) == 1L && !is.na(x)
 
+is_number <- function(x) is.numeric(x) && length(x) == 1L && !is.na(x) && is.finite(x)
+
+is_positive_number <- function(x) is_number(x) && x > 0
+
 `%||%` <- function(x, y) if (is.null(x)) y else x
 
 # Prints JSON text returned by the Rust side.

@@ -38,6 +38,16 @@ test_that("mcp_client() serves a list of tools from a fresh R process", {
   expect_equal(mcp_call(client, "add", x = 2, y = 3)$result_type, "complete")
 })
 
+test_that("timeouts too long to matter are accepted and simply never fire", {
+  add <- function(x, y) x + y
+  client <- mcp_client(
+    list(tool(add, "Add", arguments = list(x = type_number(), y = type_number()), timeout = 1e300)),
+    timeout = 1e300
+  )
+  withr::defer(mcp_close(client))
+  expect_equal(mcp_call(client, "add", x = 2, y = 3)$text, "5")
+})
+
 test_that("progress and logs are collected, and questions answered", {
   client <- mcp_client(fixture("long.R"))
   withr::defer(mcp_close(client))
@@ -60,6 +70,8 @@ test_that("mcp_client() checks its arguments and reports dead servers", {
   expect_error(mcp_client("no/such/server.R"), "No server script")
   expect_error(mcp_client(fixture("everything.R"), protocol_version = "2024-10-07"), "`protocol_version` must be one of")
   expect_error(mcp_client(42), "`server` must be")
+  expect_error(mcp_client(fixture("everything.R"), timeout = Inf), "`timeout` must be a positive number")
+  expect_error(mcp_client(fixture("everything.R"), env = c(A = NA)), "`env` must be NULL or a named character vector")
   script <- server_script("stop('broken at start-up')")
   expect_error(mcp_client(script), "broken at start-up")
   expect_error(mcp_tools(list()), "`client` must be made by `mcp_client()`", fixed = TRUE)

@@ -47,6 +47,7 @@ test_that("R values map to JSON as the documented table says", {
     list(as.POSIXct("2024-01-02 03:04:05.5", tz = "UTC"), '"2024-01-02T03:04:05.5Z"'),
     list(as.POSIXct("2024-07-02 03:04:05", tz = "Europe/Paris"), '"2024-07-02T03:04:05+02:00"'),
     list(as.POSIXlt("2024-01-02 03:04:05", tz = "UTC"), '"2024-01-02T03:04:05Z"'),
+    list(as.POSIXlt("2024-01-02 03:04:05", tz = "Etc/UTC"), '"2024-01-02T03:04:05Z"'),
     list(matrix(1:4, 2), "[[1,3],[2,4]]"),
     list(matrix(c("a", "b"), 1), '[["a","b"]]'),
     list(array(1:8, c(2, 2, 2)), "[[[1,5],[3,7]],[[2,6],[4,8]]]"),
@@ -92,6 +93,11 @@ test_that("values JSON cannot hold are errors that say where they are", {
   expect_error(to_json(structure("{oops", class = "json")), "not valid JSON")
   fit <- lm(mpg ~ wt, data = mtcars)
   expect_error(to_json(fit), "cannot convert")
+  # An S7 object (ellmer content is S7) is named by its class.
+  Thing <- methods::setClass("mcpserverTestThing", representation(x = "numeric"), where = environment())
+  s7 <- Thing(x = 1)
+  attr(s7, "class") <- c("ellmer::ContentText", "S7_object")
+  expect_error(to_json(list(1, s7)), "cannot convert an S7 object (`ellmer::ContentText`) to JSON (at `[[2]]`)", fixed = TRUE)
 })
 
 test_that("integer64 values keep every digit", {

@@ -11,6 +11,7 @@ use crate::to_json;
 use extendr_api::prelude::*;
 use extendr_ffi::{LOGICAL, REAL, SEXPTYPE};
 use std::collections::HashSet;
+use std::time::Duration;
 
 /// An error for R to raise with `stop()`.
 pub fn fail(message: impl Into<String>) -> Robj {
@@ -62,6 +63,18 @@ pub fn single_number(x: RValue) -> Option<f64> {
         _ => return None,
     };
     v.is_finite().then_some(v)
+}
+
+/// A span of seconds as a `Duration`. The R side checked it is a positive
+/// number; anything past ~30 years is held there, which is never in
+/// practice, and keeps `Instant + Duration` and `from_secs_f64` from panicking.
+pub fn seconds(secs: f64) -> Duration {
+    const LONGEST: f64 = 1e9;
+    Duration::from_secs_f64(if secs.is_nan() {
+        0.0
+    } else {
+        secs.clamp(0.0, LONGEST)
+    })
 }
 
 pub fn is_list(x: RValue) -> bool {

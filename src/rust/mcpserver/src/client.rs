@@ -104,7 +104,7 @@ impl McpClientProcess {
     /// has ended. Ctrl-C ends the wait (`list(interrupted = TRUE)`).
     /// @noRd
     fn receive(&self, timeout_ms: f64) -> Robj {
-        let deadline = Instant::now() + Duration::from_secs_f64(timeout_ms.max(0.0) / 1000.0);
+        let deadline = Instant::now() + check::seconds(timeout_ms / 1000.0);
         loop {
             let wait =
                 Duration::from_millis(20).min(deadline.saturating_duration_since(Instant::now()));
@@ -140,7 +140,7 @@ impl McpClientProcess {
         let Some(mut child) = self.child.take() else {
             return Robj::from(NA_INTEGER);
         };
-        let deadline = Instant::now() + Duration::from_secs_f64(timeout_ms.max(0.0) / 1000.0);
+        let deadline = Instant::now() + check::seconds(timeout_ms / 1000.0);
         loop {
             match child.try_wait() {
                 Ok(Some(status)) => {

@@ -1,4 +1,4 @@
-//! JSON values to R values, in one pass.
+//! JSON values to R values: checked (integers R can hold), then built.
 //!
 //! Two modes. *Raw* keeps mcplite's shapes: arrays become lists and numbers
 //! that fit become integers. *Shaped* follows the tool's declared types:
@@ -11,6 +11,7 @@ use extendr_ffi::{
     SET_VECTOR_ELT, SEXP, SEXPTYPE,
 };
 use serde_json::{Map, Value};
+use std::fmt::Write;
 
 /// How a JSON value of a declared type becomes an R value.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,7 +65,7 @@ pub fn check(value: &Value, shape: &Shape, path: &mut String) -> Result<(), Stri
         (Shape::Array(item), Value::Array(items)) => {
             for (i, v) in items.iter().enumerate() {
                 let len = path.len();
-                path.push_str(&format!("[{i}]"));
+                let _ = write!(path, "[{i}]");
                 check(v, item, path)?;
                 path.truncate(len);
             }
@@ -84,6 +85,29 @@ pub fn check(value: &Value, shape: &Shape, path: &mut String) -> Result<(), Stri
     }
 }
 
+/// The declared shape of one argument; undeclared ones are taken as sent.
+fn shape_of<'a>(shapes: &'a [(String, Shape)], name: &str) -> &'a Shape {
+    shapes
+        .iter()
+        .find(|(n, _)| n == name)
+        .map_or(&Shape::Raw, |(_, s)| s)
+}
+
+/// What keeps a call's arguments from becoming R values (integers R cannot
+/// hold), one line per argument; empty when they all fit.
+pub fn check_arguments(args: &Map<String, Value>, shapes: &[(String, Shape)]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut path = String::new();
+    for (name, value) in args {
+        path.clear();
+        path.push_str(name);
+        if let Err(e) = check(value, shape_of(shapes, name), &mut path) {
+            problems.push(e);
+        }
+    }
+    problems
+}
+
 /// The named list of arguments for a tool call: each declared argument by
 /// its shape, anything else raw; `null` arguments are left out so the R
 /// default applies.
@@ -96,11 +120,7 @@ pub unsafe fn arguments(args: &Map<String, Value>, shapes: &[(String, Shape)]) -
     let names = Rf_protect(Rf_allocVector(SEXPTYPE::STRSXP, present.len() as isize));
     for (i, (name, value)) in present.iter().enumerate() {
         SET_STRING_ELT(names, i as isize, mk_char(name));
-        let shape = shapes
-            .iter()
-            .find(|(n, _)| n == *name)
-            .map_or(&Shape::Raw, |(_, s)| s);
-        SET_VECTOR_ELT(list, i as isize, build(value, shape));
+        SET_VECTOR_ELT(list, i as isize, build(value, shape_of(shapes, name)));
     }
     Rf_setAttrib(list, R_NamesSymbol, names);
     Rf_unprotect(2);

@@ -22,8 +22,8 @@ fn is_block(x: RValue) -> bool {
 }
 
 /// Checks `tool_result()` arguments in mcplite's order. `content` is `NULL`
-/// when it was not supplied. Returns the list of blocks to store (a single
-/// block wrapped) or the error.
+/// when it was not supplied. Returns `NULL` when they are fine, or the error
+/// (R wraps a single block in a list itself).
 /// @noRd
 #[extendr]
 fn check_tool_result_(

@@ -79,7 +79,7 @@ fn config_from(options: RValue) -> Config {
         instructions: text("instructions"),
         max_message_bytes: number("max_message_size")
             .map_or(Config::default().max_message_bytes, |n| n as usize),
-        default_timeout: number("timeout").map(Duration::from_secs_f64),
+        default_timeout: number("timeout").map(check::seconds),
         request_state_key: text("request_state_key").map(String::into_bytes),
         ..Config::default()
     }
@@ -159,18 +159,7 @@ impl McpServer {
                 Polled::Finished => return "finished".into(),
             };
             let tool = &self.tools[job.tool];
-            let mut problems = Vec::new();
-            for (name, value) in &job.arguments {
-                let shape = tool
-                    .shapes
-                    .iter()
-                    .find(|(n, _)| n == name)
-                    .map_or(&from_json::Shape::Raw, |(_, s)| s);
-                let mut path = name.clone();
-                if let Err(e) = from_json::check(value, shape, &mut path) {
-                    problems.push(e);
-                }
-            }
+            let problems = from_json::check_arguments(&job.arguments, &tool.shapes);
             if !problems.is_empty() {
                 let name = &server.registry().tool(job.tool).def.name;
                 let message = format!(
@@ -403,12 +392,6 @@ impl McpServer {
             server.stop();
         }
     }
-
-    /// Whether the server is still serving.
-    /// @noRd
-    fn running(&self) -> bool {
-        self.server.is_some()
-    }
 }
 
 /// The arguments of a job in R form, for tests of the mapping.
@@ -426,15 +409,9 @@ fn arguments_for_test_(specs: List, tool: i32, json: &str) -> Robj {
     else {
         return check::fail("arguments must be a JSON object");
     };
-    for (name, value) in &args {
-        let shape = plan
-            .arguments
-            .iter()
-            .find(|(n, _)| n == name)
-            .map_or(&from_json::Shape::Raw, |(_, s)| s);
-        if let Err(e) = from_json::check(value, shape, &mut name.clone()) {
-            return check::fail(e);
-        }
+    let problems = from_json::check_arguments(&args, &plan.arguments);
+    if !problems.is_empty() {
+        return check::fail(problems.join("; "));
     }
     // SAFETY: R's main thread; protected by Robj at once.
     unsafe { Robj::from_sexp(from_json::arguments(&args, &plan.arguments)) }

@@ -126,7 +126,7 @@ impl Writer {
                 }
                 Ok(())
             }
-            _ => Err(self.error(format!("cannot convert {} to JSON", describe_type(x)))),
+            _ => Err(self.error(format!("cannot convert {} to JSON", describe_object(x)))),
         }
     }
 
@@ -328,7 +328,7 @@ impl Writer {
             return Err(self.error("a malformed POSIXlt value".into()));
         };
         let gmtoff = field("gmtoff");
-        let utc = matches!(tz_name(x).as_deref(), Some("UTC" | "GMT"));
+        let utc = tz_name(x).as_deref().is_some_and(is_utc_name);
         let n = sec.len();
         let boxed = n != 1 || x.inherits("AsIs");
         if boxed {
@@ -449,9 +449,14 @@ fn tz_name(x: RValue) -> Option<String> {
     }
 }
 
+/// Zone names written with `Z`.
+fn is_utc_name(name: &str) -> bool {
+    matches!(name, "UTC" | "GMT" | "Etc/UTC" | "Etc/GMT" | "Z")
+}
+
 fn time_zone(x: RValue) -> (TimeZone, bool) {
     match tz_name(x).as_deref() {
-        Some("UTC" | "GMT" | "Etc/UTC" | "Etc/GMT" | "Z") => (TimeZone::UTC, true),
+        Some(name) if is_utc_name(name) => (TimeZone::UTC, true),
         Some(name) => (TimeZone::get(name).unwrap_or(TimeZone::UTC), false),
         None => (TimeZone::system(), false),
     }
@@ -690,6 +695,18 @@ pub fn write_str(out: &mut String, s: &str) {
     }
     out.push_str(&s[start..]);
     out.push('"');
+}
+
+/// What a value that has no JSON form is, for the error: S7 objects (ellmer
+/// content among them) by their class, so a stray one is easy to find.
+fn describe_object(x: RValue) -> String {
+    let class = x.class();
+    if x.inherits("S7_object") && class.len() > 0 {
+        if let Some(first) = class.string(0) {
+            return format!("an S7 object (`{first}`)");
+        }
+    }
+    describe_type(x).to_string()
 }
 
 #[cfg(test)]

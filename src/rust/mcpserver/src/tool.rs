@@ -11,7 +11,6 @@ use extendr_ffi::SEXPTYPE;
 use mcp_core::revision::Revision;
 use mcp_core::tool::{check_name, TaskSupport, ToolDef, SAFE_NAME_LEN};
 use serde_json::{Map, Value};
-use std::time::Duration;
 
 const ANNOTATION_HINTS: [(&str, &str); 4] = [
     ("read_only_hint", "readOnlyHint"),
@@ -368,7 +367,7 @@ pub fn plan(spec: RValue) -> Result<ToolPlan, String> {
         _ => None,
     };
     let meta = field(spec, "meta");
-    let timeout = single_number(field(spec, "timeout")).map(Duration::from_secs_f64);
+    let timeout = single_number(field(spec, "timeout")).map(check::seconds);
     let def = ToolDef {
         name,
         title: field(spec, "title")
