@@ -1,18 +1,22 @@
 #!/bin/sh
 # Installs what building and testing mcpserver needs on Debian or Ubuntu:
 # R and the R packages the tests use (from Debian, since CRAN may be out of
-# reach), and checks for a Rust toolchain from rustup. Idempotent, and fast
-# when everything is present.
+# reach), and checks for a Rust toolchain from rustup (and warns about a Node
+# older than 20).
+# Idempotent, and fast when everything is present.
 set -eu
 
 DEBIAN_PACKAGES="r-base-dev r-cran-testthat r-cran-processx r-cran-jsonlite \
-r-cran-roxygen2 r-cran-withr r-cran-knitr r-cran-rmarkdown pandoc xz-utils \
-python3-venv"
+r-cran-roxygen2 r-cran-withr r-cran-knitr r-cran-rmarkdown pandoc xz-utils"
 
 # The end-to-end suite drives the official Python and TypeScript clients.
 # Use the python3 and node already on PATH when there are any (Node from
 # NodeSource ships npm itself; Debian's npm package would conflict with it).
-command -v python3 >/dev/null 2>&1 || DEBIAN_PACKAGES="$DEBIAN_PACKAGES python3"
+# python3-venv only matters for Debian's own python3; others bring venv.
+case "$(command -v python3 || true)" in
+  "") DEBIAN_PACKAGES="$DEBIAN_PACKAGES python3 python3-venv" ;;
+  /usr/bin/python3 | /bin/python3) DEBIAN_PACKAGES="$DEBIAN_PACKAGES python3-venv" ;;
+esac
 command -v node >/dev/null 2>&1 || DEBIAN_PACKAGES="$DEBIAN_PACKAGES nodejs"
 command -v npm >/dev/null 2>&1 || DEBIAN_PACKAGES="$DEBIAN_PACKAGES npm"
 
@@ -41,3 +45,12 @@ for component in rustfmt clippy; do
     rustup component add "$component" >/dev/null 2>&1 || true
   fi
 done
+
+# The pinned TypeScript clients of the end-to-end tests need Node >= 20
+# (Debian bookworm's nodejs is 18). Only those tests need it, so warn here;
+# tools/node-clients.sh refuses an older Node when the tests run.
+node_major=$(node -v 2>/dev/null | sed -n 's/^v\([0-9][0-9]*\).*/\1/p')
+if [ -z "$node_major" ] || [ "$node_major" -lt 20 ]; then
+  echo "install-deps: warning: the end-to-end tests need Node.js >= 20 (found: $(node -v 2>/dev/null || echo none))." >&2
+  echo "install-deps: get it from NodeSource (https://github.com/nodesource/distributions) or nvm (nvm install 20), first on PATH." >&2
+fi

@@ -10,8 +10,10 @@ cd "$(dirname "$0")/.."
 src="tests/e2e/node"
 dest=".cache/clients/node"
 
-if ! command -v npm >/dev/null 2>&1; then
-  echo "node-clients: npm not found; install Node.js >= 20 and npm" >&2
+node_major=$(node -v 2>/dev/null | sed -n 's/^v\([0-9][0-9]*\).*/\1/p')
+if ! command -v npm >/dev/null 2>&1 || [ -z "$node_major" ] || [ "$node_major" -lt 20 ]; then
+  echo "node-clients: the pinned clients need Node.js >= 20 with npm (found: $(node -v 2>/dev/null || echo no node));" >&2
+  echo "node-clients: get it from NodeSource (https://github.com/nodesource/distributions) or nvm (nvm install 20)" >&2
   exit 1
 fi
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test the project has and ends with one line,
 # "N passed, N failed", counting Rust tests, checks, R tests and end-to-end
-# tests together. Exits non-zero if anything failed. This is `make test`.
+# tests together. Installs the dependencies first (tools/install-deps.sh, a
+# counted step). Exits non-zero if anything failed. This is `make test`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -33,14 +34,23 @@ check() { # name, command...
   fi
 }
 
+# First, so that the steps below have what they need; a failure here is
+# counted like any other rather than stopping the run.
+check install-deps tools/install-deps.sh
+
 check rust-fmt cargo fmt --manifest-path src/rust/Cargo.toml --all -- --check
 check rust-clippy cargo clippy --manifest-path src/rust/Cargo.toml --workspace --all-targets -- -D warnings
 
-# cargo test prints one "test result:" line per test binary.
-cargo test --manifest-path src/rust/Cargo.toml --workspace -- --test-threads=2 >"$LOG_DIR/rust-test.log" 2>&1
+# cargo test prints one "test result:" line per test binary; --no-fail-fast
+# runs every binary even after one fails, so all of them are counted. Only
+# those lines are summed (a failing test's output may say "N passed" too).
+cargo test --no-fail-fast --manifest-path src/rust/Cargo.toml --workspace -- --test-threads=2 >"$LOG_DIR/rust-test.log" 2>&1
 rust_status=$?
-rust_passed=$(grep -Eo '[0-9]+ passed' "$LOG_DIR/rust-test.log" | awk '{s+=$1} END {print s+0}')
-rust_failed=$(grep -Eo '[0-9]+ failed' "$LOG_DIR/rust-test.log" | awk '{s+=$1} END {print s+0}')
+rust_count() { # passed|failed
+  grep -E '^test result:' "$LOG_DIR/rust-test.log" | grep -Eo "[0-9]+ $1" | awk '{s+=$1} END {print s+0}'
+}
+rust_passed=$(rust_count passed)
+rust_failed=$(rust_count failed)
 if [ "$rust_status" -ne 0 ] && [ "$rust_failed" -eq 0 ]; then
   rust_failed=1 # it did not build
 fi

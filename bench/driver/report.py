@@ -162,11 +162,9 @@ REMEDY = {
                                "hand-offs, or a short spin before parking, would trim it.",
     "Throughput: server CPU": "The same cause as the throughput row above.",
     "Throughput": "To pass it: when calls queue up the R thread is the bottleneck (see the CPU split by "
-                  "thread below). About half of its share is the R-level code around the tool "
-                  "function (`run_job()`: a `tryCatch()` with four handlers, a "
-                  "`withCallingHandlers()`, and extendr's `$` method lookup for `poll()` and "
-                  "`complete_value()`); taking every queued job in one `poll()` and calling the "
-                  "Rust entry points without the `$` lookup would trim it.",
+                  "thread below). Its share is mostly the R-level code around the tool function "
+                  "(`run_job()`: a `tryCatch()` and a `withCallingHandlers()`) and the argument and "
+                  "result conversions; taking every queued job in one `poll()` would trim it.",
     "100,000-row table: time to answer": "To pass it: most of the time is the output-schema check, which "
                                          "re-parses the 20 MB of JSON into a `serde_json::Value` "
                                          "tree and walks it (on the R thread, off the engine's lock); checking the "

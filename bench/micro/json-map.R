@@ -7,17 +7,13 @@ object <- args[[1]]
 encoder <- args[[2]]
 reps <- as.integer(args[[3]])
 
+# make_table(): the table the servers send. Run from the repository root
+# (bench/driver/bench.py does), so the relative path resolves.
+source(file.path("bench", "servers", "tools.R"))
+
 make_object <- function(object) {
   switch(object,
-    # The same table the servers send.
-    data_frame = {
-      i <- seq_len(100000L)
-      data.frame(
-        id = i, x1 = i / 3, x2 = i / 7, x3 = sqrt(i), x4 = i * 0.001,
-        x5 = (i %% 97L) / 97, x6 = i * 1.5, x7 = 1 / i, x8 = log(i),
-        label = paste0("row-", i)
-      )
-    },
+    data_frame = make_table(),
     numeric = {
       set.seed(42)
       rnorm(1e6)

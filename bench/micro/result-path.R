@@ -14,12 +14,11 @@ args <- commandArgs(trailingOnly = TRUE)
 which_step <- args[[1]]
 reps <- as.integer(args[[2]])
 
-i <- seq_len(100000L)
-df <- data.frame(
-  id = i, x1 = i / 3, x2 = i / 7, x3 = sqrt(i), x4 = i * 0.001,
-  x5 = (i %% 97L) / 97, x6 = i * 1.5, x7 = 1 / i, x8 = log(i),
-  label = paste0("row-", i)
-)
+# make_table(): the table the servers send. Run from the repository root
+# (bench/driver/bench.py does), so the relative path resolves.
+source(file.path("bench", "servers", "tools.R"))
+df <- make_table()
+# The output schema bench/servers/mcpserver.R declares for it.
 schema <- mcpserver:::type_schema_(type_array(type_object(
   id = type_integer(), x1 = type_number(), x2 = type_number(), x3 = type_number(),
   x4 = type_number(), x5 = type_number(), x6 = type_number(), x7 = type_number(),

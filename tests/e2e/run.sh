@@ -16,7 +16,6 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 R_LIB=${R_LIB:-$ROOT/.lib}
 OUT=$ROOT/.cache/e2e
-JSONSCHEMA_PIN=4.26.0 # the validator's jsonschema, in the mcp 2.x environment
 start=$SECONDS
 
 passed=0
@@ -75,9 +74,6 @@ install() { # name, command...
 py2=$(install python-mcp2 tools/python-clients.sh mcp2) || py2=""
 py1=$(install python-mcp1 tools/python-clients.sh mcp1) || py1=""
 node_dir=$(install node tools/node-clients.sh) || node_dir=""
-if [ -n "$py2" ] && ! "$py2" -c "import sys; from importlib.metadata import version; sys.exit(version('jsonschema') != '$JSONSCHEMA_PIN')" 2>/dev/null; then
-  install jsonschema "$py2" -m pip install --quiet --disable-pip-version-check "jsonschema==$JSONSCHEMA_PIN" || py2=""
-fi
 export E2E_PYTHON=${py2:-python3} E2E_NODE_CLIENTS=$node_dir
 
 # Runs one driver against a fresh capture directory, validates the capture,
