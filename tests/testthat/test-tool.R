@@ -54,6 +54,18 @@ test_that("names are inferred, checked, and long ones warned about", {
   expect_warning(tool(add, "d", name = strrep("a", 128)))
 })
 
+test_that("a rejected name is quoted in the error, `%` and all", {
+  rule <- "`name` must be 1 to 128 characters using only letters, digits, underscore, dot, or hyphen."
+  err <- expect_error(tool(add, "d", name = "bad%sname%n"), class = "mcpserver_error")
+  expect_equal(conditionMessage(err), paste(rule, 'Got "bad%sname%n", which contains "%".'))
+  err <- expect_error(tool(add, "d", name = "tab\there"))
+  expect_equal(conditionMessage(err), paste(rule, 'Got "tab\\there", which contains "\\t".'))
+  err <- expect_error(tool(add, "d", name = ""))
+  expect_equal(conditionMessage(err), paste(rule, "Got an empty name."))
+  err <- expect_error(tool(add, "d", name = strrep("x", 300)))
+  expect_equal(conditionMessage(err), paste0(rule, ' Got "', strrep("x", 80), '" (the first 80 of 300 characters).'))
+})
+
 test_that("tool() checks its arguments in mcplite's order", {
   expect_error(tool("add", "d"), "`fun` must be a function.", fixed = TRUE)
   expect_error(tool(add), 'argument "description" is missing', fixed = TRUE)

@@ -101,7 +101,8 @@ fn check_unique(defs: &[ToolDef]) -> Result<(), String> {
 }
 
 fn compile_tool(def: ToolDef) -> Result<Tool, String> {
-    tool::check_name(&def.name).map_err(|e| format!("Tool \"{}\": {e}", def.name))?;
+    // The error quotes the name itself.
+    tool::check_name(&def.name)?;
     if !tool::has_object_root(&def.input_schema) {
         return Err(format!(
             "Tool \"{}\": the input schema must have an object root",

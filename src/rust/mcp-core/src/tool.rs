@@ -55,20 +55,55 @@ pub struct ToolDef {
     pub timeout: Option<Duration>,
 }
 
+/// mcplite's wording of the name rule, kept word for word so that scripts
+/// matching it still do; `check_name` adds what was wrong with the name.
+const NAME_RULE: &str = "`name` must be 1 to 128 characters using only letters, digits, \
+                         underscore, dot, or hyphen.";
+/// Rejected names are quoted up to this many characters (fewer than
+/// `MAX_NAME_LEN`), so a pasted document does not flood the error.
+const QUOTED_NAME_CHARS: usize = 80;
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')
+}
+
 /// Checks a tool name. `Ok(true)` means valid but long enough that some
-/// clients will truncate or reject it.
+/// clients will truncate or reject it. The error names the rejected value.
 pub fn check_name(name: &str) -> Result<bool, String> {
-    let valid_chars = name
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
-    if name.is_empty() || name.len() > MAX_NAME_LEN || !valid_chars {
-        return Err(
-            "`name` must be 1 to 128 characters using only letters, digits, \
-                    underscore, dot, or hyphen."
-                .to_string(),
-        );
+    if name.is_empty() {
+        return Err(format!("{NAME_RULE} Got an empty name."));
+    }
+    if let Some(bad) = name.chars().find(|&c| !is_name_char(c)) {
+        return Err(format!(
+            "{NAME_RULE} Got {}, which contains {}.",
+            quote_name(name),
+            quote(&bad.to_string())
+        ));
+    }
+    // Only ASCII is left, so bytes are characters. A name this long is
+    // always quoted cut short, with its length.
+    if name.len() > MAX_NAME_LEN {
+        return Err(format!("{NAME_RULE} Got {}.", quote_name(name)));
     }
     Ok(name.len() > SAFE_NAME_LEN)
+}
+
+/// The name as a JSON string (control characters and quotes escaped, `%`
+/// kept as is); past `QUOTED_NAME_CHARS` characters only its start, and its
+/// length.
+fn quote_name(name: &str) -> String {
+    match name.char_indices().nth(QUOTED_NAME_CHARS) {
+        Some((cut, _)) => format!(
+            "{} (the first {QUOTED_NAME_CHARS} of {} characters)",
+            quote(&name[..cut]),
+            name.chars().count()
+        ),
+        None => quote(name),
+    }
+}
+
+fn quote(text: &str) -> String {
+    Value::from(text).to_string()
 }
 
 /// Whether a schema's root is a JSON object schema (`"type": "object"`), the
@@ -233,6 +268,41 @@ mod tests {
         for bad in ["", "a b", "a/b", "ümlaut", &"a".repeat(129)] {
             assert!(check_name(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_rejected_name_is_named_in_the_error() {
+        let rule = "`name` must be 1 to 128 characters using only letters, digits, \
+                    underscore, dot, or hyphen.";
+        let error = |name: &str| check_name(name).unwrap_err();
+        assert_eq!(
+            error("bad%sname%n"),
+            format!("{rule} Got \"bad%sname%n\", which contains \"%\".")
+        );
+        assert_eq!(
+            error("ümlaut"),
+            format!("{rule} Got \"ümlaut\", which contains \"ü\".")
+        );
+        assert_eq!(
+            error("two\nlines"),
+            format!("{rule} Got \"two\\nlines\", which contains \"\\n\".")
+        );
+        assert_eq!(error(""), format!("{rule} Got an empty name."));
+        assert_eq!(
+            error(&"a".repeat(129)),
+            format!(
+                "{rule} Got \"{}\" (the first 80 of 129 characters).",
+                "a".repeat(80)
+            )
+        );
+        let pasted = format!("{} tail", "b".repeat(200));
+        assert_eq!(
+            error(&pasted),
+            format!(
+                "{rule} Got \"{}\" (the first 80 of 205 characters), which contains \" \".",
+                "b".repeat(80)
+            )
+        );
     }
 
     #[test]
