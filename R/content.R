@@ -27,7 +27,9 @@
 #'   `"user"` and `"assistant"`), `priority` (a number from 0 to 1),
 #'   `last_modified` (an ISO 8601 string), or other keys sent as they are.
 #' @param meta A named list sent as the block's `_meta`.
-#' @return A content block: a list of class `mcpserver_content`.
+#' @return A content block: a list of class `mcpserver_content` (and, for
+#'   mcplite scripts, `mcplite_content`), with a class per type such as
+#'   `mcpserver_content_text`.
 #' @examples
 #' content_text("Hello")
 #' content_image("iVBORw0KGgo=", "image/png")
@@ -45,7 +47,11 @@ as_base64 <- function(data) if (is.raw(data)) base64_encode_(data) else data
 new_block <- function(type, fields, annotations, meta) {
   block <- c(list(type = type), fields, list(annotations = annotations, meta = meta))
   rust(check_content_(block))
-  structure(block, class = c(paste0("mcpserver_content_", type), "mcpserver_content"))
+  # mcplite's class names too, so scripts that test for them still work.
+  structure(block, class = c(
+    paste0("mcpserver_content_", type), paste0("mcplite_content_", type),
+    "mcpserver_content", "mcplite_content"
+  ))
 }
 
 #' @rdname content-blocks

@@ -9,7 +9,10 @@
 #'
 #' The result is checked again when the tool returns it, so a result edited
 #' or forged after it was built becomes a tool error rather than a broken
-#' message.
+#' message. As in mcplite, a tool may also return a result built by hand:
+#' a list of exactly `content` (blocks from the `content_*()` functions),
+#' `structured_content`, `is_error` and `meta`, with class
+#' `"mcplite_tool_result"` (or `"mcpserver_tool_result"`).
 #'
 #' @param content One content block or a list of them (see
 #'   [content-blocks]). If missing and `structured_content` is given, one
@@ -19,7 +22,8 @@
 #' @param is_error `TRUE` to report that the tool failed, in a way the model
 #'   can read and act on.
 #' @param meta A named list sent as the result's `_meta`.
-#' @return A list of class `mcpserver_tool_result`.
+#' @return A list of class `mcpserver_tool_result` (and, for mcplite
+#'   scripts, `mcplite_tool_result`).
 #' @examples
 #' tool_result(content_text("3 files found"))
 #' tool_result(structured_content = list(count = 3L, files = c("a", "b", "c")))
@@ -34,7 +38,7 @@ tool_result <- function(content = list(), structured_content = NULL,
   ))
   if (content_missing) {
     content <- list(content_text(rust(structured_text_(structured_content))))
-  } else if (inherits(content, "mcpserver_content")) {
+  } else if (inherits(content, c("mcpserver_content", "mcplite_content"))) {
     content <- list(content)
   }
   structure(
@@ -42,7 +46,7 @@ tool_result <- function(content = list(), structured_content = NULL,
       content = unname(content), structured_content = structured_content,
       is_error = is_error, meta = meta
     ),
-    class = "mcpserver_tool_result"
+    class = c("mcpserver_tool_result", "mcplite_tool_result")
   )
 }
 

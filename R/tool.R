@@ -43,8 +43,9 @@
 #'   `"optional"` when the client supports tasks, `"required"` always (a
 #'   client without task support gets an error, except on revisions before
 #'   2025-11-25, which know no tasks and run the call directly).
-#' @return `fun`, still an ordinary callable function, with class
-#'   `mcpserver_tool` and its definition in the attribute `mcpserver_tool`.
+#' @return `fun`, still an ordinary callable function, with classes
+#'   `mcpserver_tool` and `mcplite_tool` and its definition in the attribute
+#'   `mcpserver_tool`.
 #' @seealso [tool_definition()] to see what clients receive.
 #' @examples
 #' add <- function(x, y) x + y
@@ -87,7 +88,9 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
     task = task
   )
   attr(fun, "mcpserver_tool") <- spec
-  class(fun) <- unique(c("mcpserver_tool", setdiff(class(fun), "mcpserver_tool")))
+  # mcplite's class name too, so scripts that test for it still work.
+  tool_classes <- c("mcpserver_tool", "mcplite_tool")
+  class(fun) <- unique(c(tool_classes, setdiff(class(fun), tool_classes)))
   fun
 }
 

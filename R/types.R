@@ -28,9 +28,12 @@
 #' @param .additional_properties Whether the object may have properties that
 #'   are not listed.
 #' @param text For `type_from_schema()`, a JSON Schema as a list or as JSON
-#'   text.
+#'   text. In a list, an empty `list()` where the schema wants an object
+#'   (`properties = list()`, an `items` or `not` schema, ...) is sent as
+#'   `{}`; elsewhere (`required`, `enum`, `default`) as `[]`.
 #' @param path For `type_from_schema()`, a file holding a JSON Schema.
-#' @return A type helper: a list of class `mcpserver_type`.
+#' @return A type helper: a list of class `mcpserver_type` (and, for
+#'   mcplite scripts, `mcplite_tool_type`).
 #' @examples
 #' type_number("The radius, in metres")
 #' type_enum(c("celsius", "fahrenheit"))
@@ -45,11 +48,19 @@
 #' @name tool-types
 NULL
 
+# mcplite's class names too, so scripts that test for them still work.
+type_class <- function(kind) {
+  c(
+    paste0("mcpserver_type_", kind), paste0("mcplite_tool_type_", kind),
+    "mcpserver_type", "mcplite_tool_type"
+  )
+}
+
 new_type <- function(kind, description, required, ...) {
   rust(check_type_args_(description, required))
   structure(
     list(kind = kind, description = description, required = required, ...),
-    class = c(paste0("mcpserver_type_", kind), "mcpserver_type")
+    class = type_class(kind)
   )
 }
 
@@ -127,7 +138,7 @@ type_from_schema <- function(text = NULL, path = NULL) {
   rust(check_schema_(schema, what))
   structure(
     list(kind = "from_schema", description = NULL, required = TRUE, schema = schema),
-    class = c("mcpserver_type_from_schema", "mcpserver_type")
+    class = type_class("from_schema")
   )
 }
 
@@ -136,7 +147,7 @@ type_from_schema <- function(text = NULL, path = NULL) {
 type_ignore <- function() {
   structure(
     list(kind = "ignore", description = NULL, required = FALSE),
-    class = c("mcpserver_type_ignore", "mcpserver_type")
+    class = type_class("ignore")
   )
 }
 

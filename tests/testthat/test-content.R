@@ -91,3 +91,17 @@ test_that("annotations and meta are checked and sent in wire form", {
   expect_error(content_text("x", meta = NULL), "`meta` must be a named JSON object.", fixed = TRUE)
   expect_error(content_text("x", meta = list(e = new.env())), "`meta` must be JSON serializable")
 })
+
+test_that("blocks carry mcplite's class names too", {
+  blocks <- list(
+    text = content_text("hi"), image = content_image("AA", "image/png"),
+    audio = content_audio("AA", "audio/wav"), resource_link = content_resource_link("u:x", "x"),
+    resource = content_resource("u:x", text = "t")
+  )
+  for (type in names(blocks)) {
+    expect_true(inherits(blocks[[type]], "mcplite_content"))
+    expect_true(inherits(blocks[[type]], paste0("mcplite_content_", type)))
+    expect_true(inherits(blocks[[type]], paste0("mcpserver_content_", type)))
+  }
+  expect_output(print(blocks$text), '<content_text> "hi"', fixed = TRUE)
+})

@@ -84,3 +84,67 @@ test_that("new block types are refused whole for old revisions", {
 test_that("results print", {
   expect_output(print(tool_result(content_text("hi"), is_error = TRUE)), "(error)", fixed = TRUE)
 })
+
+# An mcplite script may build a result, and even its blocks, by hand with
+# mcplite's class names; mcplite checks such results when the tool returns
+# them, and so do we.
+mcplite_result <- function(content, structured_content = NULL, is_error = FALSE, meta = list()) {
+  structure(
+    list(content = content, structured_content = structured_content, is_error = is_error, meta = meta),
+    class = "mcplite_tool_result"
+  )
+}
+mcplite_text <- function(text) {
+  structure(list(type = "text", text = text, annotations = list(), meta = list()),
+    class = c("mcplite_content_text", "mcplite_content"))
+}
+
+test_that("results carry mcplite's class name, and hand-built mcplite results are accepted", {
+  expect_s3_class(tool_result(content_text("a")), c("mcpserver_tool_result", "mcplite_tool_result"))
+  w <- result_wire(mcplite_result(list(content_text("made by hand")), structured_content = list(n = 1L)))
+  expect_equal(w$content, list(list(type = "text", text = "made by hand")))
+  expect_equal(w$structuredContent, list(n = 1L))
+  expect_false(w$isError)
+  w <- result_wire(mcplite_result(list(mcplite_text("a"), content_text("b")), is_error = TRUE, meta = list(k = "v")))
+  expect_equal(vapply(w$content, `[[`, "", "text"), c("a", "b"))
+  expect_true(w$isError)
+  expect_equal(w$`_meta`, list(k = "v"))
+  # A hand-built block is a block for tool_result() too.
+  expect_length(tool_result(mcplite_text("one"))$content, 1)
+  # What mcplite refuses becomes a tool error, with mcplite's messages.
+  extra <- unclass(mcplite_result(list(content_text("a"))))
+  extra$surprise <- 1
+  class(extra) <- "mcplite_tool_result"
+  expect_equal(result_wire(extra)$content[[1]]$text, "Invalid canonical `mcplite_tool_result` fields.")
+  raw_block <- mcplite_result(list(list(type = "text", text = "raw")))
+  expect_equal(result_wire(raw_block)$content[[1]]$text, "`content` must contain blocks created by `content_*()` constructors.")
+  short_block <- mcplite_result(list(structure(list(type = "text", text = "x"), class = "mcplite_content")))
+  expect_equal(result_wire(short_block)$content[[1]]$text, "A `content_*()` block has invalid canonical fields.")
+  expect_true(result_wire(short_block)$isError)
+})
+
+test_that("a server sends a hand-built mcplite result and an empty-properties schema as mcplite would", {
+  skip_on_cran()
+  script <- server_script(c(
+    'by_hand <- function() structure(list(',
+    '  content = list(structure(list(type = "text", text = "hand", annotations = list(), meta = list()),',
+    '    class = c("mcplite_content_text", "mcplite_content"))),',
+    '  structured_content = list(ok = TRUE), is_error = FALSE, meta = list()), class = "mcplite_tool_result")',
+    'is_block <- function() inherits(content_text("x"), "mcplite_content")',
+    'mcp_server(list(',
+    '  tool(by_hand, "d", output_schema = type_from_schema(list(type = "object", properties = list()))),',
+    '  tool(is_block, "d")',
+    '))'
+  ))
+  client <- start_server(script)
+  initialize(client, "2025-11-25")
+  listed <- request(client, 1, "tools/list")
+  expect_match(client$log[[2]]$line, '"outputSchema":{"type":"object","properties":{}}', fixed = TRUE)
+  r <- call_tool(client, 2, "by_hand")
+  expect_equal(r$result$content, list(list(type = "text", text = "hand")))
+  expect_equal(r$result$structuredContent, list(ok = TRUE))
+  expect_false(r$result$isError)
+  expect_equal(call_tool(client, 3, "is_block")$result$content[[1]]$text, "true")
+  expect_equal(finish(client), 0)
+  expect_log_valid(client)
+})

@@ -7,6 +7,7 @@ test_that("tool() keeps the function callable and records the definition", {
   t <- tool(add, "Add two numbers", arguments = list(x = type_number(), y = type_number()))
   expect_equal(t(1, 2), 3)
   expect_s3_class(t, "mcpserver_tool")
+  expect_s3_class(t, "mcplite_tool")
   expect_true(is.function(t))
   spec <- attr(t, "mcpserver_tool")
   expect_equal(spec$name, "add")

@@ -75,10 +75,46 @@ test_that("type_from_schema() takes a list, JSON text or a file, verbatim", {
   expect_error(type_from_schema("{not json"), "invalid JSON")
 })
 
+test_that("an empty list() in a schema list is {} where a schema or map belongs (mcplite scripts)", {
+  # R has one empty list for [] and {}; mcplite scripts write properties = list().
+  expect_equal(json_of(type_from_schema(list(type = "object", properties = list()))), '{"type":"object","properties":{}}')
+  nested <- type_from_schema(list(
+    type = "object",
+    properties = list(
+      opts = list(type = "object", properties = list(), required = list()),
+      tags = list(type = "array", items = list(), default = list())
+    ),
+    additionalProperties = list()
+  ))
+  expect_equal(
+    json_of(nested),
+    paste0(
+      '{"type":"object","properties":{"opts":{"type":"object","properties":{},"required":[]},',
+      '"tags":{"type":"array","items":{},"default":[]}},"additionalProperties":{}}'
+    )
+  )
+  # On the wire too, for arguments and for the output schema.
+  empty <- type_from_schema(list(type = "object", properties = list()))
+  f <- function(opts = NULL) list()
+  def <- jsonlite::fromJSON(tool_definition(tool(f, "d", arguments = list(opts = empty), output_schema = empty), pretty = FALSE),
+    simplifyVector = FALSE)
+  expect_equal(def$inputSchema$properties$opts$properties, setNames(list(), character()))
+  expect_match(unclass(tool_definition(tool(f, "d", output_schema = empty), pretty = FALSE)),
+    '"outputSchema":{"type":"object","properties":{}}', fixed = TRUE)
+})
+
+test_that("type helpers carry mcplite's class names too", {
+  for (helper in list(type_boolean(), type_integer(), type_number(), type_string(), type_enum("a"),
+                      type_array(type_string()), type_object(), type_from_schema("{}"), type_ignore())) {
+    expect_s3_class(helper, "mcplite_tool_type")
+    expect_s3_class(helper, paste0("mcplite_tool_type_", helper$kind))
+    expect_s3_class(helper, "mcpserver_type")
+  }
+})
+
 test_that("type_from_schema() refuses schemas clients would choke on", {
   # Deliberate difference: mcplite passes these through unchecked.
   expect_error(type_from_schema('{"type":"strnig"}'), "not a valid JSON Schema")
-  expect_error(type_from_schema(list(type = "object", properties = list())), "not a valid JSON Schema")
   expect_error(type_from_schema('{"type":"array"}'), "has no `items`")
   expect_error(type_from_schema('{"$ref":"https://example.com/s.json"}'))
   expect_error(

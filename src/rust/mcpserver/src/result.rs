@@ -17,8 +17,19 @@ const CONTENT_BLOCKS: &str = "`content` must contain blocks created by `content_
 const STRUCTURED_OBJECT: &str = "`structured_content` must be a named JSON object.";
 const RESULT_FIELDS: [&str; 4] = ["content", "structured_content", "is_error", "meta"];
 
+/// A content block: ours, or one an mcplite script built by hand with
+/// mcplite's class (its fields are checked like ours).
 fn is_block(x: RValue) -> bool {
-    x.kind() == SEXPTYPE::VECSXP && x.inherits("mcpserver_content")
+    x.kind() == SEXPTYPE::VECSXP
+        && (x.inherits("mcpserver_content") || x.inherits("mcplite_content"))
+}
+
+/// The class that marks `x` as a tool result, ours or mcplite's (scripts
+/// written for mcplite may build one by hand), if it has one.
+fn result_class(x: RValue) -> Option<&'static str> {
+    ["mcpserver_tool_result", "mcplite_tool_result"]
+        .into_iter()
+        .find(|class| x.inherits(class))
 }
 
 /// Checks `tool_result()` arguments in mcplite's order. `content` is `NULL`
@@ -95,8 +106,8 @@ pub fn from_value(value: RValue, structured_output: bool) -> ToolResult {
 }
 
 fn convert(value: RValue, structured_output: bool) -> Result<ToolResult, String> {
-    if value.inherits("mcpserver_tool_result") {
-        return from_tool_result(value);
+    if let Some(class) = result_class(value) {
+        return from_tool_result(value, class);
     }
     if structured_output {
         let json = to_json::to_json(value)
@@ -144,8 +155,9 @@ fn raw(json: String) -> Box<RawValue> {
 }
 
 /// A `tool_result()` checked again, since it may have been edited or forged
-/// after it was built.
-fn from_tool_result(x: RValue) -> Result<ToolResult, String> {
+/// after it was built (or built by hand, as mcplite allows). `class` is the
+/// result class it carries, for the error message.
+fn from_tool_result(x: RValue, class: &str) -> Result<ToolResult, String> {
     let names = x.names();
     let exact = x.kind() == SEXPTYPE::VECSXP
         && names.len() == RESULT_FIELDS.len()
@@ -153,7 +165,7 @@ fn from_tool_result(x: RValue) -> Result<ToolResult, String> {
             .iter()
             .all(|f| (0..names.len()).any(|i| names.string(i).as_deref() == Some(*f)));
     if !exact {
-        return Err("Invalid canonical `mcpserver_tool_result` fields.".into());
+        return Err(format!("Invalid canonical `{class}` fields."));
     }
     let structured = field(x, "structured_content");
     check_structured(structured)?;

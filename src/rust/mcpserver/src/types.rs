@@ -121,10 +121,7 @@ pub fn parse(x: RValue) -> Result<TypeNode, String> {
                 additional: flag(field(x, "additional_properties"), false),
             }
         }
-        "from_schema" => {
-            let text = to_json::to_json(field(x, "schema")).map_err(|e| e.to_string())?;
-            TypeSpec::Schema(serde_json::from_str(&text).map_err(|e| e.to_string())?)
-        }
+        "from_schema" => TypeSpec::Schema(schema_from_list(field(x, "schema"))?),
         "ignore" => TypeSpec::Ignore,
         other => return Err(format!("unknown type helper kind `{other}`")),
     };
@@ -159,6 +156,85 @@ fn common_kind(kinds: &[&'static str]) -> Option<&'static str> {
         return Some("number");
     }
     None
+}
+
+/// A schema written as an R list, as JSON. R has one empty list for `[]` and
+/// `{}`, and mcplite scripts write `properties = list()` for "no
+/// properties": wherever JSON Schema wants a schema or a map of schemas, an
+/// empty list is read as `{}`.
+fn schema_from_list(x: RValue) -> Result<Value, String> {
+    let text = to_json::to_json(x).map_err(|e| e.to_string())?;
+    let mut schema: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    empty_lists_as_objects(&mut schema);
+    Ok(schema)
+}
+
+/// Keywords whose value is a map from names to schemas.
+const SCHEMA_MAPS: [&str; 6] = [
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "dependencies",
+];
+/// Keywords whose value is one schema (`items` may also be a list of them).
+const SCHEMA_VALUES: [&str; 12] = [
+    "items",
+    "additionalItems",
+    "additionalProperties",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contains",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contentSchema",
+];
+/// Keywords whose value is a list of schemas.
+const SCHEMA_LISTS: [&str; 4] = ["allOf", "anyOf", "oneOf", "prefixItems"];
+
+/// Turns `[]` into `{}` at `schema` and wherever a schema or a map of
+/// schemas sits below it; values such as `enum`, `required` or `default`
+/// keep their empty arrays.
+fn empty_lists_as_objects(schema: &mut Value) {
+    fn empty_list_to_object(v: &mut Value) {
+        if v.as_array().is_some_and(Vec::is_empty) {
+            *v = Value::Object(Map::new());
+        }
+    }
+    empty_list_to_object(schema);
+    let Value::Object(map) = schema else {
+        return;
+    };
+    for (key, value) in map.iter_mut() {
+        let key = key.as_str();
+        if SCHEMA_MAPS.contains(&key) {
+            empty_list_to_object(value);
+            if let Value::Object(entries) = value {
+                // `dependencies` may map to a list of names instead.
+                for entry in entries
+                    .values_mut()
+                    .filter(|e| e.is_object() || key != "dependencies")
+                {
+                    empty_lists_as_objects(entry);
+                }
+            }
+        } else if SCHEMA_VALUES.contains(&key) {
+            match value {
+                Value::Array(list) if key == "items" && !list.is_empty() => {
+                    list.iter_mut().for_each(empty_lists_as_objects)
+                }
+                _ => empty_lists_as_objects(value),
+            }
+        } else if SCHEMA_LISTS.contains(&key) {
+            if let Value::Array(list) = value {
+                list.iter_mut().for_each(empty_lists_as_objects);
+            }
+        }
+    }
 }
 
 impl TypeNode {
@@ -281,6 +357,43 @@ mod tests {
     }
 
     #[test]
+    fn empty_lists_are_objects_where_schemas_belong() {
+        let mut schema = json!({
+            "type": "object",
+            "properties": [],
+            "additionalProperties": [],
+            "required": [],
+            "$defs": {"point": {"type": "object", "properties": []}},
+            "allOf": [{"properties": {"p": {"properties": []}}}],
+            "dependencies": {"a": [], "b": {"properties": []}},
+            "items": [[], {"properties": []}],
+            "enum": [[], {}],
+            "default": [],
+            "not": []
+        });
+        empty_lists_as_objects(&mut schema);
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {},
+                "additionalProperties": {},
+                "required": [],
+                "$defs": {"point": {"type": "object", "properties": {}}},
+                "allOf": [{"properties": {"p": {"properties": {}}}}],
+                "dependencies": {"a": [], "b": {"properties": {}}},
+                "items": [{}, {"properties": {}}],
+                "enum": [[], {}],
+                "default": [],
+                "not": {}
+            })
+        );
+        let mut root = json!([]);
+        empty_lists_as_objects(&mut root);
+        assert_eq!(root, json!({}));
+    }
+
+    #[test]
     fn schemas_match_mcplite_shapes() {
         let mut n = node(TypeSpec::Number);
         n.description = Some("x".into());
@@ -382,9 +495,8 @@ fn check_schema_(schema: Robj, what: &str) -> Robj {
     let schema = RValue::of(&schema);
     let result = (|| {
         check::plain_schema_list(schema, what)?;
-        let text = to_json::to_json(schema)
+        let value = schema_from_list(schema)
             .map_err(|e| format!("`{what}` must be JSON serializable: {e}"))?;
-        let value: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
         mcp_core::schema::check(&value).map_err(|e| format!("`{what}` is {e}"))
     })();
     check::outcome(result)
