@@ -16,8 +16,11 @@ mkdir -p "$empty_repo/src/contrib"
 : > "$empty_repo/src/contrib/PACKAGES"
 profile=$(mktemp)
 echo "options(repos = c(CRAN = 'file://$empty_repo'))" > "$profile"
+# The wire schemas the server tests check every message against are kept in
+# tests/e2e, which the tarball leaves out: name the repository's copy.
 export R_PROFILE_USER="$profile" _R_CHECK_SYSTEM_CLOCK_=FALSE \
-  _R_CHECK_CRAN_INCOMING_=false _R_CHECK_CRAN_INCOMING_REMOTE_=false NOT_CRAN=true
+  _R_CHECK_CRAN_INCOMING_=false _R_CHECK_CRAN_INCOMING_REMOTE_=false NOT_CRAN=true \
+  MCP_SCHEMA_DIR="$PWD/tests/e2e/schemas"
 R CMD check --no-manual mcpserver_*.tar.gz || true
 log=mcpserver.Rcheck/00check.log
 status=$(grep '^Status:' "$log" || echo "Status: no result")

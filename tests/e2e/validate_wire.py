@@ -9,7 +9,7 @@ and exits non-zero if a check failed:
 - wire-json: every line the server wrote is one UTF-8 JSON-RPC object
   (anything else, such as stray printing, breaks real clients);
 - wire-schema: every message validates against the official schema.json of
-  the revision in use for it (skipped, never passed, without the schemas);
+  the revision in use for it (a missing schema is a failure);
 - wire-answers: every request gets exactly one response, except a
   cancelled request, which gets nothing after its cancellation;
 - wire-progress: progress notifications carry the token of a request still
@@ -30,8 +30,9 @@ core schema: they validate as a Result (the envelope), and their
 
 The revision of a response is the one its request used: the
 `io.modelcontextprotocol/protocolVersion` in a 2026-07-28 request's `_meta`,
-otherwise the version the connection's `initialize` negotiated. Schemas
-come from $MCP_SCHEMA_DIR or ../shared/mcp-schema next to the project root.
+otherwise the version the connection's `initialize` negotiated. The
+schemas are kept beside this script, in schemas/<revision>/schema.json
+(see schemas/README.md).
 Needs the jsonschema package (the mcp 2.x environment has it).
 """
 
@@ -66,13 +67,14 @@ RESULT_TYPES = {
 }
 
 
-def schema_dir():
-    env = os.environ.get("MCP_SCHEMA_DIR")
-    if env and os.path.isdir(env):
-        return Path(env)
-    root = Path(__file__).resolve().parents[2]  # tests/e2e -> project root
-    candidate = root.parent / "shared" / "mcp-schema"
-    return candidate if candidate.is_dir() else None
+# Every revision the server speaks; each must have its schema.
+REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
+SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+
+
+def missing_schemas():
+    return [str(SCHEMA_DIR / rev / "schema.json") for rev in REVISIONS
+            if not (SCHEMA_DIR / rev / "schema.json").is_file()]
 
 
 class Schemas:
@@ -83,7 +85,7 @@ class Schemas:
 
         self.jsonschema = jsonschema
         self.folder = folder
-        self.revisions = sorted(p.parent.name for p in folder.glob("*/schema.json"))
+        self.revisions = REVISIONS
         self.docs = {}
         self.validators = {}
 
@@ -166,11 +168,10 @@ class Connection:
         self.kinds[kind] = self.kinds.get(kind, 0) + 1
 
     def newest(self, legacy_only=False):
-        revs = self.schemas.revisions if self.schemas else [MODERN_ENVELOPES]
-        return [r for r in revs if not legacy_only or r <= MODERN_ENVELOPES][-1]
+        return [r for r in self.schemas.revisions if not legacy_only or r <= MODERN_ENVELOPES][-1]
 
     def known(self, rev):
-        return rev if self.schemas is None or rev in self.schemas.revisions else self.newest()
+        return rev if rev in self.schemas.revisions else self.newest()
 
     def run(self):
         for entry in self.entries:
@@ -374,15 +375,14 @@ class Connection:
         """A request of the server's own (elicitation/create before 2026-07-28)."""
         rev = self.legacy_rev or self.newest()
         self.saw(f"{msg['method']} requests")
-        if self.schemas and not self.schemas.has(rev, "ServerRequest"):
+        if not self.schemas.has(rev, "ServerRequest"):
             return self.fail("wire-schema", f"{rev} has no server-to-client requests: {line[:120]}")
         self.validate(rev, "JSONRPCRequest", msg, line)
-        if self.schemas:
-            specific = self.schemas.request_type(rev, msg["method"])
-            if specific:
-                self.validate(rev, specific, msg, line)
-            else:
-                self.fail("wire-schema", f"{rev} has no request {msg['method']}: {line[:120]}")
+        specific = self.schemas.request_type(rev, msg["method"])
+        if specific:
+            self.validate(rev, specific, msg, line)
+        else:
+            self.fail("wire-schema", f"{rev} has no request {msg['method']}: {line[:120]}")
 
     def notification(self, msg, line):
         params = msg.get("params") or {}
@@ -405,16 +405,13 @@ class Connection:
                     self.fail("wire-progress", f"progress went from {last} to {value} (token {token})")
                 self.progress[token] = value
         self.validate(rev, "JSONRPCNotification", msg, line)
-        if self.schemas:
-            specific = self.schemas.notification_type(rev, msg["method"])
-            if specific:
-                self.validate(rev, specific, msg, line)
-            else:
-                self.fail("wire-schema", f"{rev} has no notification {msg['method']}: {line[:120]}")
+        specific = self.schemas.notification_type(rev, msg["method"])
+        if specific:
+            self.validate(rev, specific, msg, line)
+        else:
+            self.fail("wire-schema", f"{rev} has no notification {msg['method']}: {line[:120]}")
 
     def validate(self, rev, name, instance, line):
-        if self.schemas is None:
-            return
         if not self.schemas.has(rev, name):
             self.fail("wire-schema", f"{rev} schema has no {name} (for {line[:120]})")
             return
@@ -427,8 +424,11 @@ def main():
         print("usage: validate_wire.py LOG_DIR", file=sys.stderr)
         return 2
     logs = sorted(glob.glob(os.path.join(sys.argv[1], "conn-*.jsonl")))
-    folder = schema_dir()
-    schemas = Schemas(folder) if folder else None
+    missing = missing_schemas()
+    if missing:
+        print(f"FAIL wire-schema: the wire schemas are missing: {', '.join(missing)}")
+        return 1
+    schemas = Schemas(SCHEMA_DIR)
     connections = [Connection(os.path.basename(p), read_log(p), schemas) for p in logs]
     for c in connections:
         c.run()
@@ -452,8 +452,6 @@ def main():
         if not logs:
             print(f"FAIL {check}: no captured conversation in {sys.argv[1]}")
             failed = True
-        elif check == "wire-schema" and schemas is None:
-            print(f"SKIP {check}: MCP schemas not found (set MCP_SCHEMA_DIR or add ../shared/mcp-schema)")
         elif problems:
             failed = True
             print(f"FAIL {check}: {len(problems)} problem(s)")

@@ -2,10 +2,17 @@
 skip_on_cran()
 
 test_that("the official wire schemas are there to check every message against", {
-  # Without them every other test here still runs, minus its wire checks.
-  if (is.null(schema_dir())) skip("wire schemas not found (../shared/mcp-schema or MCP_SCHEMA_DIR)")
-  revisions <- c("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
-  expect_true(all(file.exists(file.path(schema_dir(), revisions, "schema.json"))))
+  # In the repository (tests/e2e/schemas); their absence is a failure.
+  dir <- schema_dir()
+  expect_true(all(file.exists(file.path(dir, schema_revisions, "schema.json"))))
+  # And each accepts a good result and rejects a bad one.
+  for (rev in schema_revisions) {
+    result_type <- if (rev >= "2026-07-28") ',"resultType":"complete"' else ""
+    result <- function(type) sprintf('{"content":[{"type":"%s","text":"x"}]%s}', type, result_type)
+    problems <- function(json) mcpserver:::json_schema_problems_(definition_schema(rev, "CallToolResult"), json)
+    expect_length(problems(result("text")), 0)
+    expect_gt(length(problems(result("txet"))), 0)
+  }
 })
 
 test_that("a full session: handshake, list, calls, and a clean exit at EOF", {

@@ -12,38 +12,27 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
-/// `../shared/mcp-schema` from the project root, or `$MCP_SCHEMA_DIR`.
-pub fn schema_dir() -> Option<PathBuf> {
-    if let Ok(dir) = std::env::var("MCP_SCHEMA_DIR") {
-        return Some(PathBuf::from(dir)).filter(|p| p.is_dir());
-    }
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../..");
-    let dir = root.join("../shared/mcp-schema");
-    dir.is_dir().then_some(dir)
+/// The official wire schemas, kept in the repository (see the README
+/// there): `tests/e2e/schemas/<revision>/schema.json`.
+pub fn schema_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../tests/e2e/schemas")
 }
 
-static WARNED: OnceLock<()> = OnceLock::new();
 type Cache = Mutex<HashMap<(Revision, String), std::sync::Arc<Validator>>>;
 static VALIDATORS: OnceLock<Cache> = OnceLock::new();
 
 /// A validator for one definition (`CallToolResult`, `JSONRPCError`, ...)
-/// of one revision's schema, or `None` when the schemas are not available.
-pub fn definition(rev: Revision, name: &str) -> Option<std::sync::Arc<Validator>> {
-    let Some(dir) = schema_dir() else {
-        WARNED.get_or_init(|| {
-            eprintln!(
-                "wire-schema checks skipped: ../shared/mcp-schema not found (set MCP_SCHEMA_DIR)"
-            )
-        });
-        return None;
-    };
+/// of one revision's schema. A missing schema fails the test.
+pub fn definition(rev: Revision, name: &str) -> std::sync::Arc<Validator> {
     let cache = VALIDATORS.get_or_init(|| Mutex::new(HashMap::new()));
     let mut cache = cache.lock().unwrap();
     let key = (rev, name.to_string());
     if let Some(v) = cache.get(&key) {
-        return Some(v.clone());
+        return v.clone();
     }
-    let text = std::fs::read_to_string(dir.join(rev.as_str()).join("schema.json")).unwrap();
+    let path = schema_dir().join(rev.as_str()).join("schema.json");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("wire schema {} is missing: {e}", path.display()));
     let doc: Value = serde_json::from_str(&text).unwrap();
     let defs_key = if doc.get("$defs").is_some() {
         "$defs"
@@ -61,14 +50,12 @@ pub fn definition(rev: Revision, name: &str) -> Option<std::sync::Arc<Validator>
     );
     let v = std::sync::Arc::new(jsonschema::validator_for(&root).unwrap());
     cache.insert(key, v.clone());
-    Some(v)
+    v
 }
 
 /// Asserts that `value` is a valid `name` of revision `rev`.
 pub fn assert_valid(rev: Revision, name: &str, value: &Value) {
-    let Some(v) = definition(rev, name) else {
-        return;
-    };
+    let v = definition(rev, name);
     let errors: Vec<String> = v
         .iter_errors(value)
         .map(|e| format!("{} at {}", e, e.instance_path().as_str()))
