@@ -11,8 +11,12 @@
 #'   tool runs again from the start. `mcp_elicit()` then returns the answer
 #'   at once, so code before it runs once per round: keep it free of side
 #'   effects (or check [mcp_request()]). The state carried between rounds is
-#'   signed (see `request_state_key` in [mcp_server()]), bound to the tool
-#'   and its arguments, expires after ten minutes and is accepted once.
+#'   signed, bound to the tool and its arguments, expires after ten minutes
+#'   and is accepted once by each server process. Without a
+#'   `request_state_key` only the process that issued it accepts it; with a
+#'   key shared by several processes, each of them (or the server after a
+#'   restart) accepts it once unless they share a `request_state_store` (see
+#'   [mcp_server()]).
 #' * In a task (see `task` in [tool()]), the question waits in the task's
 #'   status until the client answers it.
 #'

@@ -34,10 +34,24 @@
 #'   A tool's own `timeout` takes precedence.
 #' @param max_message_size The longest incoming message accepted, in bytes.
 #'   A longer one is answered with an error and skipped; the server goes on.
-#' @param request_state_key A secret string used to sign the state of
-#'   input-required rounds (see [mcp_elicit()]), or `NULL` for a random key
-#'   per process. Give a key when several processes serve the same clients
-#'   and a retry may reach another process.
+#' @param request_state_key A secret string that signs the state a
+#'   2026-07-28 client carries between the rounds of a call that asks the
+#'   user for input (see [mcp_elicit()]), or `NULL` for a random key made
+#'   when the server starts. A state is accepted only with the key that
+#'   signed it, for the same tool and arguments, within ten minutes, and
+#'   once per process. Without a key, that means only by the process that
+#'   issued it: never by another process, nor after a restart. Give a key
+#'   when several processes serve the same clients and a retry may reach
+#'   another one (or should survive a restart); then each process accepts a
+#'   state once, so another process sharing the key, or this server after a
+#'   restart, may accept it once more within its ten minutes, unless they
+#'   share a `request_state_store`.
+#' @param request_state_store With a `request_state_key`, a directory that
+#'   every process sharing the key can write to (created if needed), or
+#'   `NULL`. Each process records there the states it accepts (one empty
+#'   file per state, removed once the state has expired), so a state is
+#'   accepted once among all of them, restarts included. Without it the
+#'   record is kept in memory, per process.
 #' @return `NULL`, invisibly, once the client disconnects (or Ctrl-C).
 #' @examples
 #' add <- function(x, y) x + y
@@ -51,10 +65,11 @@
 #' @export
 mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
                        version = "1.0.0", title = NULL, timeout = NULL,
-                       max_message_size = 32 * 1024^2, request_state_key = NULL) {
+                       max_message_size = 32 * 1024^2, request_state_key = NULL,
+                       request_state_store = NULL) {
   if (missing(tools)) abort("`tools` is required.")
   if (...length() > 0) {
-    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout`, `max_message_size` or `request_state_key`.")
+    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout`, `max_message_size`, `request_state_key` or `request_state_store`.")
   }
   if (!is.null(instructions) && !is_string(instructions)) {
     abort("`instructions` must be NULL or a single string.")
@@ -64,12 +79,13 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   if (!is.null(request_state_key) && !(is_string(request_state_key) && nzchar(request_state_key))) {
     abort("`request_state_key` must be NULL or a non-empty string.")
   }
+  request_state_store <- check_request_state_store(request_state_store, request_state_key)
   tools <- collect_tools(tools)
   specs <- lapply(tools, tool_spec)
   options <- list(
     name = name, version = version, title = title, instructions = instructions,
     max_message_size = max_message_size, timeout = timeout,
-    request_state_key = request_state_key
+    request_state_key = request_state_key, request_state_store = request_state_store
   )
   server <- bind_methods(rust(server_start_(specs, options)))
   on.exit(server$stop(), add = TRUE)
@@ -81,6 +97,22 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   status <- serve(server, tools)
   if (identical(status, "interrupted")) message("mcp_server() stopped by an interrupt.")
   invisible(NULL)
+}
+
+# The store only matters with a shared key: without one, no other process
+# can verify a state at all. Returns the directory's absolute path (a tool
+# may change the working directory while the server runs), or NULL.
+check_request_state_store <- function(store, key) {
+  if (is.null(store)) return(NULL)
+  if (!is_string(store) || !nzchar(store)) abort("`request_state_store` must be NULL or a directory path.")
+  if (is.null(key)) {
+    abort("`request_state_store` needs a `request_state_key`: without a shared key, only the process that issued a state accepts it.")
+  }
+  if (!dir.exists(store)) dir.create(store, recursive = TRUE, showWarnings = FALSE)
+  if (!dir.exists(store) || file.access(store, 2) != 0) {
+    abort(paste0("`request_state_store` must be a directory the server can write to: ", store))
+  }
+  normalizePath(store)
 }
 
 check_server_options <- function(name, version, title, timeout, max_message_size) {

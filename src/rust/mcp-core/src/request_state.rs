@@ -6,6 +6,19 @@
 //! the answers given so far, so the server keeps nothing between rounds. The
 //! client controls it, so it is authenticated (HMAC-SHA256), bound to the
 //! tool and a digest of its arguments, given an expiry, and accepted once.
+//!
+//! What "once" covers depends on the key and on where used states are
+//! recorded:
+//! - no key: the key is random per process, so a state verifies only in the
+//!   process that issued it (never in another one, nor after a restart), and
+//!   that process accepts it once;
+//! - a shared key: every process holding it accepts the state, each once,
+//!   since each remembers what it accepted in memory; so another process, or
+//!   the same server after a restart, may accept it once more before it
+//!   expires;
+//! - a shared key and a shared store (a directory): each accepted state is
+//!   recorded there as a file created exclusively, so it is accepted once
+//!   across every process using the store, restarts included.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine as _;
@@ -13,12 +26,20 @@ use hmac::{Hmac, Mac};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use std::fs::{self, OpenOptions};
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 type HmacSha256 = Hmac<Sha256>;
 
 /// How long a client has to answer.
 pub const STATE_LIFETIME: Duration = Duration::from_secs(600);
+/// Most used states remembered at once (each until it expires). Past this
+/// the server refuses states rather than forget one and accept it again.
+pub const MAX_USED_STATES: usize = 100_000;
+/// How often expired records are dropped, in seconds.
+const PRUNE_EVERY_SECS: u64 = 60;
 
 /// What a verified state says.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,27 +59,47 @@ pub enum Refusal {
     OtherArguments,
     Expired,
     Replayed,
+    /// `MAX_USED_STATES` unexpired states are remembered already.
+    TooManyInUse,
+    /// The store could not record the use (the detail says why).
+    Unrecorded(String),
 }
 
 impl Refusal {
-    pub fn describe(&self) -> &'static str {
+    pub fn describe(&self) -> String {
         match self {
-            Refusal::Malformed => "the request state is malformed",
-            Refusal::BadSignature => {
-                "the request state has been altered or was not issued by this server"
+            Refusal::Malformed => "the request state is malformed".into(),
+            Refusal::BadSignature => "the request state has been altered, or was issued by \
+                                      another server process that does not share this one's \
+                                      `request_state_key`"
+                .into(),
+            Refusal::OtherTool => "the request state belongs to another tool".into(),
+            Refusal::OtherArguments => {
+                "the request state belongs to a call with other arguments".into()
             }
-            Refusal::OtherTool => "the request state belongs to another tool",
-            Refusal::OtherArguments => "the request state belongs to a call with other arguments",
-            Refusal::Expired => "the request state has expired",
-            Refusal::Replayed => "the request state has already been used",
+            Refusal::Expired => "the request state has expired".into(),
+            Refusal::Replayed => "the request state has already been used".into(),
+            Refusal::TooManyInUse => format!(
+                "more than {MAX_USED_STATES} request states were used in the last {} minutes; \
+                 try again later",
+                STATE_LIFETIME.as_secs() / 60
+            ),
+            Refusal::Unrecorded(why) => {
+                format!("the use of the request state could not be recorded: {why}")
+            }
         }
     }
 }
 
 pub struct Signer {
     key: Vec<u8>,
-    /// Nonces of states already accepted, with their expiry.
+    /// Nonces of states this process accepted, with their expiry.
     used: HashMap<String, u64>,
+    /// The directory where every process sharing the key records the states
+    /// it accepted, if one was given.
+    store: Option<PathBuf>,
+    /// When expired records are next dropped.
+    next_prune: u64,
 }
 
 fn now_secs() -> u64 {
@@ -97,8 +138,9 @@ pub fn arguments_digest(arguments: &Map<String, Value>) -> String {
 }
 
 impl Signer {
-    /// A signer with the given key, or a random one for this process.
-    pub fn new(key: Option<&[u8]>) -> Signer {
+    /// A signer with the given key, or a random one for this process, that
+    /// records used states in memory and, if given, in `store`.
+    pub fn new(key: Option<&[u8]>, store: Option<&Path>) -> Signer {
         let key = match key {
             Some(k) => k.to_vec(),
             None => random_bytes::<32>().to_vec(),
@@ -106,6 +148,8 @@ impl Signer {
         Signer {
             key,
             used: HashMap::new(),
+            store: store.map(Path::to_path_buf),
+            next_prune: 0,
         }
     }
 
@@ -179,14 +223,8 @@ impl Signer {
         if expiry <= now {
             return Err(Refusal::Expired);
         }
-        let nonce = value["nonce"]
-            .as_str()
-            .ok_or(Refusal::Malformed)?
-            .to_string();
-        self.used.retain(|_, exp| *exp > now);
-        if self.used.insert(nonce, expiry).is_some() {
-            return Err(Refusal::Replayed);
-        }
+        let nonce = value["nonce"].as_str().ok_or(Refusal::Malformed)?;
+        self.record_use(nonce, expiry, now)?;
         let answers = value["answers"].as_object().cloned().unwrap_or_default();
         let asked = value["asked"]
             .as_array()
@@ -197,6 +235,73 @@ impl Signer {
             })
             .unwrap_or_default();
         Ok(State { answers, asked })
+    }
+
+    /// Records that the state `nonce` (valid until `expiry`) is used, or
+    /// says why it may not be: it was used before, here or (with a store)
+    /// by any process sharing the store.
+    fn record_use(&mut self, nonce: &str, expiry: u64, now: u64) -> Result<(), Refusal> {
+        // The nonce names a file in the store: only what `issue` makes.
+        let plain = nonce
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        if nonce.is_empty() || nonce.len() > 64 || !plain {
+            return Err(Refusal::Malformed);
+        }
+        if self.used.contains_key(nonce) {
+            return Err(Refusal::Replayed);
+        }
+        if now >= self.next_prune || self.used.len() >= MAX_USED_STATES {
+            self.prune(now);
+        }
+        if self.used.len() >= MAX_USED_STATES {
+            return Err(Refusal::TooManyInUse);
+        }
+        if let Some(store) = &self.store {
+            record_in_store(store, nonce, expiry)?;
+        }
+        self.used.insert(nonce.to_string(), expiry);
+        Ok(())
+    }
+
+    /// Drops the records of states that have expired (they are refused as
+    /// expired anyway), in memory and in the store.
+    fn prune(&mut self, now: u64) {
+        self.next_prune = now + PRUNE_EVERY_SECS;
+        self.used.retain(|_, exp| *exp > now);
+        if let Some(store) = &self.store {
+            prune_store(store, now);
+        }
+    }
+}
+
+/// A store record is an empty file named `<expiry>-<nonce>`. Creating it
+/// exclusively is atomic, so of two processes accepting the same state at
+/// once, exactly one succeeds.
+fn record_in_store(store: &Path, nonce: &str, expiry: u64) -> Result<(), Refusal> {
+    let path = store.join(format!("{expiry}-{nonce}"));
+    match OpenOptions::new().write(true).create_new(true).open(&path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Err(Refusal::Replayed),
+        Err(e) => Err(Refusal::Unrecorded(format!("{}: {e}", path.display()))),
+    }
+}
+
+/// Removes expired records from the store. Failures are left for the next
+/// round (another process may have removed the file first).
+fn prune_store(store: &Path, now: u64) {
+    let Ok(entries) = fs::read_dir(store) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let expiry = name
+            .to_str()
+            .and_then(|n| n.split_once('-'))
+            .and_then(|(expiry, _)| expiry.parse::<u64>().ok());
+        if expiry.is_some_and(|expiry| expiry <= now) {
+            let _ = fs::remove_file(entry.path());
+        }
     }
 }
 
@@ -217,7 +322,7 @@ mod tests {
 
     #[test]
     fn a_state_round_trips_once() {
-        let mut s = Signer::new(None);
+        let mut s = Signer::new(None, None);
         let a = args(json!({"x": 1, "y": {"b": 2, "a": 1}}));
         let token = s.issue("greet", &a, &state());
         // Key order does not matter for the digest.
@@ -228,7 +333,7 @@ mod tests {
 
     #[test]
     fn tampered_foreign_and_expired_states_are_refused() {
-        let mut s = Signer::new(Some(b"secret"));
+        let mut s = Signer::new(Some(b"secret"), None);
         let a = args(json!({"x": 1}));
         let token = s.issue("greet", &a, &state());
         assert_eq!(s.accept(&token, "other", &a), Err(Refusal::OtherTool));
@@ -244,7 +349,7 @@ mod tests {
         bytes = text.into_bytes();
         let forged = format!("{}.{sig}", B64.encode(&bytes));
         assert_eq!(s.accept(&forged, "greet", &a), Err(Refusal::BadSignature));
-        let mut other = Signer::new(Some(b"another key"));
+        let mut other = Signer::new(Some(b"another key"), None);
         assert_eq!(
             other.accept(&token, "greet", &a),
             Err(Refusal::BadSignature)
@@ -258,8 +363,137 @@ mod tests {
             now_secs() - STATE_LIFETIME.as_secs() - 1,
         );
         assert_eq!(s.accept(&old, "greet", &a), Err(Refusal::Expired));
-        // A shared key lets another process of the same server accept it.
-        let mut twin = Signer::new(Some(b"secret"));
-        assert!(twin.accept(&token, "greet", &a).is_ok());
+    }
+
+    /// A fresh directory for a store, removed when dropped.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new() -> TempDir {
+            let name = format!(
+                "mcp-core-request-state-{}-{}",
+                std::process::id(),
+                B64.encode(random_bytes::<9>())
+            );
+            let dir = std::env::temp_dir().join(name);
+            fs::create_dir(&dir).unwrap();
+            TempDir(dir)
+        }
+
+        fn records(&self) -> usize {
+            fs::read_dir(&self.0).unwrap().count()
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    // Each `Signer` below stands for one server process; a new one with the
+    // same settings is that server after a restart.
+
+    #[test]
+    fn without_a_key_only_the_issuing_process_accepts_a_state() {
+        let a = args(json!({"x": 1}));
+        let mut first = Signer::new(None, None);
+        let token = first.issue("greet", &a, &state());
+        let mut second = Signer::new(None, None);
+        assert_eq!(
+            second.accept(&token, "greet", &a),
+            Err(Refusal::BadSignature)
+        );
+        assert!(Refusal::BadSignature
+            .describe()
+            .contains("another server process"));
+        let mut restarted = Signer::new(None, None);
+        assert_eq!(
+            restarted.accept(&token, "greet", &a),
+            Err(Refusal::BadSignature)
+        );
+        assert_eq!(first.accept(&token, "greet", &a), Ok(state()));
+        assert_eq!(first.accept(&token, "greet", &a), Err(Refusal::Replayed));
+    }
+
+    #[test]
+    fn a_shared_key_without_a_store_accepts_a_state_once_per_process() {
+        let a = args(json!({"x": 1}));
+        let mut first = Signer::new(Some(b"secret"), None);
+        let token = first.issue("greet", &a, &state());
+        assert!(first.accept(&token, "greet", &a).is_ok());
+        assert_eq!(first.accept(&token, "greet", &a), Err(Refusal::Replayed));
+        // Documented: another process, or a restart, accepts it once more.
+        let mut second = Signer::new(Some(b"secret"), None);
+        assert!(second.accept(&token, "greet", &a).is_ok());
+        assert_eq!(second.accept(&token, "greet", &a), Err(Refusal::Replayed));
+        let mut restarted = Signer::new(Some(b"secret"), None);
+        assert!(restarted.accept(&token, "greet", &a).is_ok());
+    }
+
+    #[test]
+    fn a_shared_store_accepts_a_state_once_across_processes_and_restarts() {
+        let store = TempDir::new();
+        let a = args(json!({"x": 1}));
+        let mut first = Signer::new(Some(b"secret"), Some(&store.0));
+        let used = first.issue("greet", &a, &state());
+        let unused = first.issue("greet", &a, &state());
+        assert_eq!(first.accept(&used, "greet", &a), Ok(state()));
+        assert_eq!(store.records(), 1);
+        let mut second = Signer::new(Some(b"secret"), Some(&store.0));
+        assert_eq!(second.accept(&used, "greet", &a), Err(Refusal::Replayed));
+        drop(first);
+        let mut restarted = Signer::new(Some(b"secret"), Some(&store.0));
+        assert_eq!(restarted.accept(&used, "greet", &a), Err(Refusal::Replayed));
+        // A state issued before the restart and not yet used still works.
+        assert_eq!(restarted.accept(&unused, "greet", &a), Ok(state()));
+        assert_eq!(second.accept(&unused, "greet", &a), Err(Refusal::Replayed));
+    }
+
+    #[test]
+    fn expired_records_are_dropped_from_memory_and_the_store() {
+        let store = TempDir::new();
+        let a = args(json!({"x": 1}));
+        let mut s = Signer::new(Some(b"secret"), Some(&store.0));
+        let now = now_secs();
+        let token = s.issue_at("greet", &a, &state(), now);
+        assert!(s.accept_at(&token, "greet", &a, now).is_ok());
+        assert_eq!((s.used.len(), store.records()), (1, 1));
+        let later = now + STATE_LIFETIME.as_secs();
+        let fresh = s.issue_at("greet", &a, &state(), later);
+        assert!(s.accept_at(&fresh, "greet", &a, later).is_ok());
+        assert_eq!((s.used.len(), store.records()), (1, 1));
+    }
+
+    #[test]
+    fn remembered_states_are_bounded_and_refused_past_the_bound() {
+        let a = args(json!({"x": 1}));
+        let mut s = Signer::new(Some(b"secret"), None);
+        let far = now_secs() + STATE_LIFETIME.as_secs();
+        for i in 0..MAX_USED_STATES {
+            s.used.insert(format!("n{i}"), far);
+        }
+        let token = s.issue("greet", &a, &state());
+        assert_eq!(s.accept(&token, "greet", &a), Err(Refusal::TooManyInUse));
+        assert_eq!(s.used.len(), MAX_USED_STATES);
+        // Once earlier ones expire, the same state is accepted.
+        s.used.values_mut().for_each(|exp| *exp = 0);
+        assert_eq!(s.accept(&token, "greet", &a), Ok(state()));
+        assert_eq!(s.used.len(), 1);
+    }
+
+    #[test]
+    fn a_store_that_cannot_record_refuses_and_says_why() {
+        let store = TempDir::new();
+        let missing = store.0.join("not-there");
+        let a = args(json!({"x": 1}));
+        let mut s = Signer::new(Some(b"secret"), Some(&missing));
+        let token = s.issue("greet", &a, &state());
+        let refusal = s.accept(&token, "greet", &a).unwrap_err();
+        assert!(matches!(refusal, Refusal::Unrecorded(_)));
+        assert!(refusal.describe().contains("not-there"), "{refusal:?}");
+        // Nothing was consumed: once the store works, the state does too.
+        fs::create_dir(&missing).unwrap();
+        assert_eq!(s.accept(&token, "greet", &a), Ok(state()));
     }
 }

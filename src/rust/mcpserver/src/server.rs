@@ -62,7 +62,7 @@ pub struct McpServer {
 
 /// The server settings `mcp_server()` passes as a named list (checked
 /// there): `name`, `version`, `title`, `instructions`, `max_message_size`,
-/// `timeout`, `request_state_key`.
+/// `timeout`, `request_state_key`, `request_state_store`.
 fn config_from(options: RValue) -> Config {
     let text = |name: &str| {
         field(options, name)
@@ -81,6 +81,7 @@ fn config_from(options: RValue) -> Config {
             .map_or(Config::default().max_message_bytes, |n| n as usize),
         default_timeout: number("timeout").map(check::seconds),
         request_state_key: text("request_state_key").map(String::into_bytes),
+        request_state_store: text("request_state_store").map(std::path::PathBuf::from),
         ..Config::default()
     }
 }

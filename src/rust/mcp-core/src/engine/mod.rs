@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -70,6 +71,10 @@ pub struct Config {
     /// Key for signing the state of input-required rounds; a random key
     /// when `None` (state then only verifies within this process).
     pub request_state_key: Option<Vec<u8>>,
+    /// A directory where the processes sharing `request_state_key` record
+    /// the states they accepted, so each is accepted once among them all
+    /// (see `request_state`); `None` records them in memory, per process.
+    pub request_state_store: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -85,6 +90,7 @@ impl Default for Config {
             list_ttl_ms: 300_000,
             default_timeout: None,
             request_state_key: None,
+            request_state_store: None,
         }
     }
 }
@@ -286,7 +292,10 @@ impl Engine {
             next_job: 1,
             next_batch: 1,
             server_meta,
-            signer: Signer::new(config_for_signer.request_state_key.as_deref()),
+            signer: Signer::new(
+                config_for_signer.request_state_key.as_deref(),
+                config_for_signer.request_state_store.as_deref(),
+            ),
             tasks: tasks::Store::default(),
             asks: HashMap::new(),
             next_ask: 1,
