@@ -245,6 +245,14 @@ pub fn error_object(code: i64, message: &str, data: Option<&Value>) -> Value {
     Value::Object(err)
 }
 
+/// The 2026-07-28 -32021 error object: the request needs client capabilities
+/// it did not declare. `required` is a `ClientCapabilities` object naming
+/// them (e.g. `{"elicitation": {}}`), so the client can retry declaring it.
+pub fn missing_capability(message: &str, required: Value) -> Value {
+    let data = serde_json::json!({ "requiredCapabilities": required });
+    error_object(MISSING_CLIENT_CAPABILITY, message, Some(&data))
+}
+
 /// An error response around an error object made with [`error_object`].
 pub fn error_response(id: Option<&RequestId>, error: &Value) -> String {
     let id = id.map_or("null", |id| id.as_json());
@@ -424,6 +432,16 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(matches!(parse_line(b"[]"), Line::Batch(v) if v.is_empty()));
+    }
+
+    #[test]
+    fn missing_capability_names_the_capabilities_as_an_object() {
+        let error = missing_capability("needs elicitation", serde_json::json!({"elicitation": {}}));
+        assert_eq!(
+            error,
+            serde_json::json!({"code": -32021, "message": "needs elicitation",
+                               "data": {"requiredCapabilities": {"elicitation": {}}}})
+        );
     }
 
     #[test]
