@@ -247,12 +247,7 @@ fn ping_works_before_and_after_initialize() {
 #[test]
 fn requests_before_initialize_get_a_prompt_error() {
     let mut h = Harness::new();
-    for method in [
-        "tools/list",
-        "tools/call",
-        "server/discover",
-        "resources/list",
-    ] {
+    for method in ["tools/list", "tools/call", "resources/list"] {
         let r = h.request(json!({"jsonrpc":"2.0","id":5,"method":method}));
         assert_eq!(r["id"], 5);
         assert_eq!(r["error"]["code"], -32600, "{method}");
@@ -694,12 +689,7 @@ fn modern_envelope_errors() {
     let r = h.request(future);
     assert_eq!(r["error"]["code"], -32022);
     assert_eq!(r["error"]["data"]["requested"], "2099-01-01");
-    let supported = r["error"]["data"]["supported"].as_array().unwrap();
-    assert_eq!(supported[0], MODERN);
-    assert!(
-        supported.contains(&json!("2025-11-25")),
-        "lets a dual-era client fall back"
-    );
+    assert_eq!(r["error"]["data"]["supported"], json!([MODERN]));
     check_message(Revision::V2026_07_28, &r, None);
     common::assert_valid(Revision::V2026_07_28, "UnsupportedProtocolVersionError", &r);
 
@@ -730,11 +720,116 @@ fn both_eras_share_one_process() {
     assert!(legacy["result"].get("resultType").is_none());
     let modern_list = h.request(modern(3, "tools/list", json!({})));
     assert_eq!(modern_list["result"]["resultType"], "complete");
-    // Initialize may even arrive enveloped: it is still a handshake.
-    let mut init = json!({"jsonrpc":"2.0","id":4,"method":"initialize","params":{
-        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}});
+}
+
+#[test]
+fn an_unsupported_version_lists_only_versions_a_retry_can_use() {
+    let mut h = Harness::new();
+    let advertised =
+        h.request(modern(1, "server/discover", json!({})))["result"]["supportedVersions"].clone();
+    for requested in ["2099-01-01", "2025-11-25", "2024-11-05"] {
+        let mut probe = modern(2, "tools/list", json!({}));
+        probe["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!(requested);
+        let r = h.request(probe);
+        assert_eq!(r["error"]["code"], -32022, "{requested}");
+        let supported = &r["error"]["data"]["supported"];
+        assert_eq!(
+            supported, &advertised,
+            "{requested}: as server/discover says"
+        );
+        common::assert_valid(Revision::V2026_07_28, "UnsupportedProtocolVersionError", &r);
+        // A client that retries with any listed version is served.
+        for version in supported.as_array().unwrap() {
+            let mut retry = modern(3, "tools/list", json!({}));
+            retry["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = version.clone();
+            let r = h.request(retry);
+            assert!(
+                r["result"]["tools"].is_array(),
+                "{requested} -> {version}: {r}"
+            );
+        }
+    }
+}
+
+#[test]
+fn modern_only_requests_without_a_version_name_what_is_missing() {
+    let version_key = "params._meta[\"io.modelcontextprotocol/protocolVersion\"]";
+    let caps_key = "params._meta[\"io.modelcontextprotocol/clientCapabilities\"]";
+    let caps_only = json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}});
+    let info_only =
+        json!({"_meta": {"io.modelcontextprotocol/clientInfo": {"name":"c","version":"1"}}});
+    let cases = [
+        ("server/discover", None, vec!["params._meta"]),
+        ("server/discover", Some(json!({})), vec!["params._meta"]),
+        (
+            "server/discover",
+            Some(caps_only.clone()),
+            vec![version_key],
+        ),
+        (
+            "server/discover",
+            Some(info_only),
+            vec![version_key, caps_key],
+        ),
+        (
+            "subscriptions/listen",
+            Some(json!({"notifications":{}})),
+            vec!["params._meta"],
+        ),
+        (
+            "tasks/update",
+            Some(json!({"taskId":"t"})),
+            vec!["params._meta"],
+        ),
+        // An ordinary method whose `_meta` has only modern keys means to be modern too.
+        ("tools/list", Some(caps_only), vec![version_key]),
+    ];
+    for handshake in [false, true] {
+        let mut h = Harness::new();
+        if handshake {
+            h.initialize("2025-11-25");
+        }
+        for (method, params, missing) in &cases {
+            let mut msg = json!({"jsonrpc":"2.0","id":7,"method":method});
+            if let Some(params) = params {
+                msg["params"] = params.clone();
+            }
+            let r = h.request(msg);
+            assert_eq!(r["id"], 7);
+            assert_eq!(r["error"]["code"], -32602, "{method} {params:?}: {r}");
+            assert_eq!(r["error"]["data"]["missing"], json!(missing), "{method}");
+            let message = r["error"]["message"].as_str().unwrap();
+            for field in missing {
+                assert!(message.contains(field), "{message} names {field}");
+            }
+            check_message(Revision::V2026_07_28, &r, None);
+        }
+    }
+    // A request that may be either era still asks for the handshake.
+    let mut h = Harness::new();
+    let r = h.request(json!({"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"_meta":{"progressToken":1}}}));
+    assert_eq!(r["error"]["message"], "Server not initialized");
+}
+
+#[test]
+fn an_enveloped_initialize_is_a_removed_method() {
+    let mut h = Harness::new();
+    let handshake = json!({"protocolVersion":"2025-11-25","capabilities":{},
+                           "clientInfo":{"name":"c","version":"1"}});
+    let mut init = json!({"jsonrpc":"2.0","id":4,"method":"initialize","params":handshake});
     init["params"]["_meta"] = meta();
-    assert_eq!(h.request(init)["result"]["protocolVersion"], "2025-11-25");
+    let r = h.request(init.clone());
+    assert_eq!(r["error"]["code"], -32601, "{r}");
+    check_message(Revision::V2026_07_28, &r, None);
+    // It started no session.
+    let r = h.request(json!({"jsonrpc":"2.0","id":5,"method":"tools/list"}));
+    assert_eq!(r["error"]["message"], "Server not initialized");
+    // Enveloped, it passes the modern checks first, like any modern request.
+    init["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    assert_eq!(h.request(init)["error"]["code"], -32022);
+    // Without the envelope it is the handshake, even after all that.
+    let plain = json!({"jsonrpc":"2.0","id":6,"method":"initialize","params":handshake});
+    assert_eq!(h.request(plain)["result"]["protocolVersion"], "2025-11-25");
 }
 
 #[test]
