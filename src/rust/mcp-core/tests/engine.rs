@@ -5,7 +5,7 @@ mod common;
 
 use common::{check_message, text_result};
 use mcp_core::engine::{
-    Config, Engine, Job, Outcome, Output, Progress, ServerInfo, PROGRESS_INTERVAL,
+    Config, Engine, InputMode, Job, Outcome, Output, Progress, ServerInfo, PROGRESS_INTERVAL,
 };
 use mcp_core::logging::LogLevel;
 use mcp_core::registry::Registry;
@@ -99,8 +99,12 @@ impl Harness {
     }
 
     fn send(&mut self, line: &str) -> Vec<Value> {
+        self.send_bytes(line.as_bytes())
+    }
+
+    fn send_bytes(&mut self, line: &[u8]) -> Vec<Value> {
         let mut out = Vec::new();
-        self.engine.on_line(line.as_bytes(), &mut out);
+        self.engine.on_line(line, &mut out);
         self.collect(out)
     }
 
@@ -708,6 +712,58 @@ fn modern_envelope_errors() {
     let mut bad_level = modern(6, "tools/list", json!({}));
     bad_level["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = json!("loud");
     assert_eq!(h.request(bad_level)["error"]["code"], -32602);
+}
+
+/// A 2026-07-28 call of `add` whose request declared `caps`, stopped by its
+/// handler at an input request; returns what the call was answered with.
+fn modern_call_stopped_at_input(h: &mut Harness, id: u64, caps: Value) -> (Job, Vec<Value>) {
+    let mut call = modern(
+        id,
+        "tools/call",
+        json!({"name":"add","arguments":{"x":1,"y":2}}),
+    );
+    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = caps;
+    assert!(h.send_value(call).is_empty());
+    let job = h.jobs.pop().unwrap();
+    let request = json!({"method":"elicitation/create","params":{"message":"Name?",
+        "requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}});
+    let key = "input-1".to_string();
+    let answered = h.complete(job.id, Outcome::InputRequired { key, request });
+    (job, answered)
+}
+
+#[test]
+fn modern_input_without_the_capability_is_a_missing_capability_error() {
+    let mut h = Harness::new();
+    let (job, r) = modern_call_stopped_at_input(&mut h, 1, json!({}));
+    assert_eq!(job.context.input, InputMode::MissingCapability);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0]["id"], 1);
+    assert!(r[0].get("result").is_none(), "not a tool result: {}", r[0]);
+    assert_eq!(r[0]["error"]["code"], -32021);
+    assert_eq!(
+        r[0]["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {}})
+    );
+    check_message(Revision::V2026_07_28, &r[0], None);
+    common::assert_valid(
+        Revision::V2026_07_28,
+        "MissingRequiredClientCapabilityError",
+        &r[0],
+    );
+    // Declared, the same stop is an input_required round.
+    let (job, r) = modern_call_stopped_at_input(&mut h, 2, json!({"elicitation": {}}));
+    assert_eq!(job.context.input, InputMode::Retry);
+    assert_eq!(r[0]["result"]["resultType"], "input_required");
+    check_message(Revision::V2026_07_28, &r[0], Some("InputRequiredResult"));
+    // Older revisions keep the tool error: the handler learns input is unavailable.
+    h.initialize("2025-06-18");
+    h.send_value(json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+                        "params":{"name":"add","arguments":{"x":1,"y":2}}}));
+    assert!(matches!(
+        h.jobs.pop().unwrap().context.input,
+        InputMode::Unavailable(_)
+    ));
 }
 
 #[test]

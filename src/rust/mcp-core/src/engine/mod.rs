@@ -141,7 +141,8 @@ pub enum Outcome {
     /// The server failed to run the handler at all: -32603.
     Failed(String),
     /// The handler needs input it has not got (2026-07-28): the call is
-    /// answered with an `input_required` result asking for it.
+    /// answered with an `input_required` result asking for it, or with
+    /// -32021 when its request did not declare the capability to answer.
     InputRequired { key: String, request: Value },
     /// A result already checked and rendered with a [`RenderPlan`] (off
     /// the engine's lock): the result body, or the JSON-RPC error object.
@@ -229,6 +230,9 @@ struct JobState {
     /// What an `input_required` result must bind its state to (2026-07-28).
     arguments: Map<String, Value>,
     answers: Map<String, Value>,
+    /// How the handler may ask for input; decides what stopping at an
+    /// input request answers.
+    input: InputMode,
 }
 
 impl JobState {
@@ -245,6 +249,7 @@ impl JobState {
             task: None,
             arguments: Map::new(),
             answers: Map::new(),
+            input: InputMode::Unavailable(String::new()),
         }
     }
 }
@@ -412,7 +417,7 @@ impl Engine {
                 Some(&json!({ "tool": tool.def.name })),
             )),
             Outcome::InputRequired { key, request } => {
-                Ok(self.input_required_body(state, key, request))
+                self.input_required_answer(state, key, request)
             }
             Outcome::Cancelled => unreachable!("handled by the caller"),
         }
@@ -1059,6 +1064,7 @@ impl Engine {
         if matches!(input, InputMode::Retry) {
             state.arguments = arguments.clone();
         }
+        state.input = input.clone();
         state.task = task.clone();
         self.jobs.insert(job, state);
         if task.is_none() {
