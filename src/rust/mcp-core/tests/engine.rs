@@ -305,6 +305,63 @@ fn malformed_input_gets_json_rpc_errors() {
 }
 
 #[test]
+fn invalid_utf8_in_a_string_is_answered_on_the_request_id() {
+    let mut h = Harness::new();
+    h.initialize("2025-06-18");
+    let line = b"{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/call\",\"params\":{\"name\":\"add\",\"arguments\":{\"x\":\"\xff\"}}}";
+    let r = h.send_bytes(line);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0]["id"], 41, "{}", r[0]);
+    assert_eq!(r[0]["error"]["code"], -32700);
+    assert!(r[0]["error"]["data"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("invalid UTF-8"));
+    check_message(h.rev, &r[0], None);
+    assert!(h.jobs.is_empty(), "nothing ran on the lossy text");
+    // An id that is itself not UTF-8 is never guessed at.
+    let r = h.send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}");
+    assert_eq!(r[0]["id"], Value::Null);
+    assert_eq!(r[0]["error"]["code"], -32700);
+    // The server goes on serving.
+    let r = h.request(json!({"jsonrpc":"2.0","id":42,"method":"ping"}));
+    assert_eq!(r["result"], json!({}));
+}
+
+#[test]
+fn an_unreadable_answer_to_our_question_ends_the_wait() {
+    let mut h = Harness::new();
+    h.request(
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},
+        "clientInfo":{"name":"c","version":"1"}}}),
+    );
+    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+                        "params":{"name":"add","arguments":{"x":1,"y":2}}}));
+    let job = h.jobs.pop().unwrap();
+    let mut out = Vec::new();
+    let request = json!({"method":"elicitation/create","params":{"message":"Name?",
+        "requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}});
+    h.engine.on_ask(job.id, "input-1".into(), request, &mut out);
+    let asked = h.collect(out);
+    let ask_id = asked[0]["id"].to_string();
+    // The user's answer holds a byte that is not UTF-8.
+    let mut bad = format!(
+        r#"{{"jsonrpc":"2.0","id":{ask_id},"result":{{"action":"accept","content":{{"name":"#
+    )
+    .into_bytes();
+    bad.extend_from_slice(b"\"\xff\"}}}");
+    assert!(
+        h.send_bytes(&bad).is_empty(),
+        "a response is never answered"
+    );
+    assert_eq!(h.answers.len(), 1);
+    let (answered_job, answer) = h.answers.pop().unwrap();
+    assert_eq!(answered_job, job.id);
+    assert!(answer.unwrap_err().contains("could not be read"));
+}
+
+#[test]
 fn ids_round_trip_exactly_in_responses() {
     let mut h = Harness::new();
     for id in [

@@ -261,6 +261,24 @@ impl Engine {
             }
             (None, None) => Err("the client sent an empty answer".into()),
         };
+        self.deliver_answer(job, answer, out);
+    }
+
+    /// The client answered a request of ours with a line that could not be
+    /// read: the handler waiting for it learns so instead of waiting on.
+    pub(super) fn on_unreadable_response(
+        &mut self,
+        id: &RequestId,
+        reason: &str,
+        out: &mut Vec<Output>,
+    ) {
+        if let Some((job, _key)) = self.asks.remove(id) {
+            let answer = Err(format!("the client's answer could not be read: {reason}"));
+            self.deliver_answer(job, answer, out);
+        }
+    }
+
+    fn deliver_answer(&mut self, job: JobId, answer: Result<Value, String>, out: &mut Vec<Output>) {
         if let Some(task) = self.jobs.get(&job).and_then(|s| s.task.clone()) {
             if let Some(task) = self.tasks.get_mut(&task) {
                 task.resume();

@@ -326,6 +326,27 @@ impl Engine {
             }
             Line::Single(message) => self.on_message(message, out),
             Line::Batch(messages) => self.on_batch(messages, out),
+            Line::NotUtf8 {
+                id,
+                response: false,
+                reason,
+            } => {
+                // -32700 as for any line that is not JSON text (RFC 8259
+                // requires UTF-8), but on the request's own id, which could
+                // be read: its sender stops waiting and learns why.
+                let data = json!({ "reason": reason });
+                out.push(Output::Write(jsonrpc::error(
+                    Some(&id),
+                    jsonrpc::PARSE_ERROR,
+                    "Parse error",
+                    Some(&data),
+                )));
+            }
+            Line::NotUtf8 {
+                id,
+                response: true,
+                reason,
+            } => self.on_unreadable_response(&id, &reason, out),
         }
     }
 
