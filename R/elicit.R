@@ -22,7 +22,12 @@
 #'
 #' A client that cannot ask (it did not declare the elicitation capability,
 #' or speaks 2024-11-05 or 2025-03-26) makes `mcp_elicit()` raise an error,
-#' which becomes a tool error the model can read.
+#' which becomes a tool error the model can read. On 2026-07-28, where the
+#' capability is declared on each request, a request without it is refused
+#' instead: the tool stops at `mcp_elicit()` (an R `tryCatch(error = )` does
+#' not see this) and the call is answered with the JSON-RPC error -32021
+#' naming `elicitation` in `requiredCapabilities`, so the client can retry
+#' declaring it. In a task, the task fails with that error.
 #'
 #' @param message The question, for the user.
 #' @param schema The form: a [type_object()] whose properties are

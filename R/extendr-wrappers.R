@@ -220,8 +220,9 @@ McpClientProcess$alive <- function() .Call(wrap__McpClientProcess__alive, self)
 #'\subsection{Method `elicit`}{
 #'Asks the user for input through the client. Returns
 #'`list(status, value)`: `"answer"` with the answer (`list(action,
-#'content)`); `"needs_input"` when the call must end with an
-#'`input_required` result and be retried; `"unavailable"` or `"failed"`
+#'content)`); `"needs_input"` when the call must end here (the engine
+#'answers it with an `input_required` result to retry, or with -32021
+#'when the request did not declare elicitation); `"unavailable"` or `"failed"`
 #'with the reason; `"interrupted"` when an interrupt arrived while
 #'waiting (R raises it again).
 #' \subsection{noRd}{

@@ -82,9 +82,43 @@ test_that("a 2026-07-28 client gets input_required rounds with signed state", {
   altered <- sub("^.", if (substr(r$result$requestState, 1, 1) == "e") "f" else "e", r$result$requestState)
   r <- modern_call(client, 7, "greet", caps, list(requestState = altered))
   expect_equal(r$error$data$reason, "invalid_request_state")
-  # Without the capability the tool says why it cannot ask.
+  finish(client)
+  for (entry in client$log) expect_wire_valid(entry$line, entry$rev)
+})
+
+test_that("a 2026-07-28 request without elicitation gets -32021 naming it", {
+  client <- start_server(fixture("input.R"))
+  client$rev <- "2026-07-28"
   r <- modern_call(client, 8, "greet", empty)
-  expect_true(r$result$isError)
+  expect_equal(r$id, 8L)
+  expect_null(r$result)
+  expect_equal(r$error$code, -32021L)
+  expect_match(r$error$message, "elicitation")
+  expect_equal(names(r$error$data$requiredCapabilities), "elicitation")
+  expect_length(r$error$data$requiredCapabilities$elicitation, 0)
+  if (!is.null(schema_dir())) {
+    problems <- mcpserver:::json_schema_problems_(
+      definition_schema("2026-07-28", "MissingRequiredClientCapabilityError"),
+      client$log[[length(client$log)]]$line
+    )
+    expect_equal(problems, character())
+  }
+  # The server goes on serving; declared, the same tool asks.
+  r <- modern_call(client, 9, "greet", list(elicitation = empty))
+  expect_equal(r$result$resultType, "input_required")
+  # A task of the extension that needs input fails with the same error.
+  caps <- list(extensions = list(`io.modelcontextprotocol/tasks` = empty))
+  created <- modern_call(client, 10, "task_greet", caps)
+  expect_equal(created$result$resultType, "task")
+  deadline <- Sys.time() + 10
+  repeat {
+    status <- request(client, 11, "tasks/get", list(taskId = created$result$taskId, `_meta` = modern()))$result
+    if (status$status != "working" || Sys.time() > deadline) break
+    Sys.sleep(0.05)
+  }
+  expect_equal(status$status, "failed")
+  expect_equal(status$error$code, -32021L)
+  expect_equal(names(status$error$data$requiredCapabilities), "elicitation")
   finish(client)
   for (entry in client$log) expect_wire_valid(entry$line, entry$rev)
 })

@@ -101,6 +101,16 @@ pub enum Line {
     Batch(Vec<Message>),
     /// Not JSON at all (or not UTF-8, or nested too deeply).
     ParseError(String),
+    /// A message that is well-formed but for bytes that are not UTF-8
+    /// inside its strings, whose top-level `id` reads the same byte for byte:
+    /// not JSON, yet the request (or the client's response) it belongs to is
+    /// known, so it need not be left waiting.
+    NotUtf8 {
+        id: RequestId,
+        /// A response to a request of ours rather than a request.
+        response: bool,
+        reason: String,
+    },
 }
 
 #[derive(Deserialize)]
@@ -128,7 +138,7 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::
 pub fn parse_line(bytes: &[u8]) -> Line {
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text.trim_start_matches(|c: char| c.is_ascii_whitespace()),
-        Err(e) => return Line::ParseError(format!("invalid UTF-8 at byte {}", e.valid_up_to())),
+        Err(e) => return not_utf8(bytes, e.valid_up_to()),
     };
     if text.trim_end().is_empty() {
         return Line::Blank;
@@ -142,6 +152,32 @@ pub fn parse_line(bytes: &[u8]) -> Line {
     match serde_json::from_str::<Envelope>(text) {
         Ok(env) => Line::Single(classify(env)),
         Err(e) => syntax_or_invalid(text, e),
+    }
+}
+
+/// A line with bytes that are not UTF-8. Its id is recovered only when the
+/// line is otherwise a well-formed message (decoded with the bad bytes
+/// replaced) and the id read from the raw bytes is the same: an id that
+/// itself holds bad bytes, or a line broken elsewhere, is never guessed at.
+fn not_utf8(bytes: &[u8], at: usize) -> Line {
+    let reason = format!("invalid UTF-8 at byte {at}: a message must be UTF-8 text");
+    let lossy = String::from_utf8_lossy(bytes);
+    let text = lossy.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    if !text.starts_with('{') {
+        return Line::ParseError(reason);
+    }
+    let (id, response) = match serde_json::from_str::<Envelope>(text).map(classify) {
+        Ok(Message::Request { id, .. } | Message::Invalid { id: Some(id), .. }) => (id, false),
+        Ok(Message::Response { id, .. }) => (id, true),
+        _ => return Line::ParseError(reason),
+    };
+    if crate::framing::sniff_id(bytes).as_ref() != Some(&id) {
+        return Line::ParseError(reason);
+    }
+    Line::NotUtf8 {
+        id,
+        response,
+        reason,
     }
 }
 
@@ -243,6 +279,14 @@ pub fn error_object(code: i64, message: &str, data: Option<&Value>) -> Value {
         err.insert("data".into(), data.clone());
     }
     Value::Object(err)
+}
+
+/// The 2026-07-28 -32021 error object: the request needs client capabilities
+/// it did not declare. `required` is a `ClientCapabilities` object naming
+/// them (e.g. `{"elicitation": {}}`), so the client can retry declaring it.
+pub fn missing_capability(message: &str, required: Value) -> Value {
+    let data = serde_json::json!({ "requiredCapabilities": required });
+    error_object(MISSING_CLIENT_CAPABILITY, message, Some(&data))
 }
 
 /// An error response around an error object made with [`error_object`].
@@ -384,8 +428,52 @@ mod tests {
 
     #[test]
     fn invalid_utf8_is_a_parse_error() {
-        let line = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffng\"}";
-        assert!(matches!(parse_line(line), Line::ParseError(_)));
+        for line in [
+            // Outside any string, or in an id: nothing to recover.
+            &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"\xff}"[..],
+            b"{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"ping\"}",
+            // Malformed besides the bad bytes.
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffng\"",
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"p\xffng\"}",
+            // No id, or not an object.
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"n\xff\"}",
+            b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffng\"}]",
+            b"\xff",
+        ] {
+            assert!(
+                matches!(parse_line(line), Line::ParseError(_)),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_inside_strings_keeps_a_readable_id() {
+        let request = b"{\"jsonrpc\":\"2.0\",\"id\":\"r-1\",\"method\":\"tools/call\",\"params\":{\"name\":\"x\",\"arguments\":{\"s\":\"\xc3\x28\"}}}";
+        match parse_line(request) {
+            Line::NotUtf8 {
+                id,
+                response: false,
+                reason,
+            } => {
+                assert_eq!(id.as_json(), "\"r-1\"");
+                assert!(reason.contains("UTF-8"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // The id may come after the bad bytes, and a key may hold them.
+        let late_id =
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"p\xffng\",\"\xfe\":1,\"id\":12345678901234567890}";
+        assert!(matches!(
+            parse_line(late_id),
+            Line::NotUtf8 { id, response: false, .. } if id.as_json() == "12345678901234567890"
+        ));
+        let response = b"{\"jsonrpc\":\"2.0\",\"id\":\"ask-1\",\"result\":{\"action\":\"accept\",\"content\":{\"name\":\"\xff\"}}}";
+        assert!(matches!(
+            parse_line(response),
+            Line::NotUtf8 { response: true, .. }
+        ));
     }
 
     #[test]
@@ -424,6 +512,16 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(matches!(parse_line(b"[]"), Line::Batch(v) if v.is_empty()));
+    }
+
+    #[test]
+    fn missing_capability_names_the_capabilities_as_an_object() {
+        let error = missing_capability("needs elicitation", serde_json::json!({"elicitation": {}}));
+        assert_eq!(
+            error,
+            serde_json::json!({"code": -32021, "message": "needs elicitation",
+                               "data": {"requiredCapabilities": {"elicitation": {}}}})
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@ mod common;
 
 use common::{check_message, text_result};
 use mcp_core::engine::{
-    Config, Engine, Job, Outcome, Output, Progress, ServerInfo, PROGRESS_INTERVAL,
+    Config, Engine, InputMode, Job, Outcome, Output, Progress, ServerInfo, PROGRESS_INTERVAL,
 };
 use mcp_core::logging::LogLevel;
 use mcp_core::registry::Registry;
@@ -99,8 +99,12 @@ impl Harness {
     }
 
     fn send(&mut self, line: &str) -> Vec<Value> {
+        self.send_bytes(line.as_bytes())
+    }
+
+    fn send_bytes(&mut self, line: &[u8]) -> Vec<Value> {
         let mut out = Vec::new();
-        self.engine.on_line(line.as_bytes(), &mut out);
+        self.engine.on_line(line, &mut out);
         self.collect(out)
     }
 
@@ -247,12 +251,7 @@ fn ping_works_before_and_after_initialize() {
 #[test]
 fn requests_before_initialize_get_a_prompt_error() {
     let mut h = Harness::new();
-    for method in [
-        "tools/list",
-        "tools/call",
-        "server/discover",
-        "resources/list",
-    ] {
+    for method in ["tools/list", "tools/call", "resources/list"] {
         let r = h.request(json!({"jsonrpc":"2.0","id":5,"method":method}));
         assert_eq!(r["id"], 5);
         assert_eq!(r["error"]["code"], -32600, "{method}");
@@ -303,6 +302,63 @@ fn malformed_input_gets_json_rpc_errors() {
     for msg in &r {
         check_message(Revision::V2025_11_25, msg, None);
     }
+}
+
+#[test]
+fn invalid_utf8_in_a_string_is_answered_on_the_request_id() {
+    let mut h = Harness::new();
+    h.initialize("2025-06-18");
+    let line = b"{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/call\",\"params\":{\"name\":\"add\",\"arguments\":{\"x\":\"\xff\"}}}";
+    let r = h.send_bytes(line);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0]["id"], 41, "{}", r[0]);
+    assert_eq!(r[0]["error"]["code"], -32700);
+    assert!(r[0]["error"]["data"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("invalid UTF-8"));
+    check_message(h.rev, &r[0], None);
+    assert!(h.jobs.is_empty(), "nothing ran on the lossy text");
+    // An id that is itself not UTF-8 is never guessed at.
+    let r = h.send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}");
+    assert_eq!(r[0]["id"], Value::Null);
+    assert_eq!(r[0]["error"]["code"], -32700);
+    // The server goes on serving.
+    let r = h.request(json!({"jsonrpc":"2.0","id":42,"method":"ping"}));
+    assert_eq!(r["result"], json!({}));
+}
+
+#[test]
+fn an_unreadable_answer_to_our_question_ends_the_wait() {
+    let mut h = Harness::new();
+    h.request(
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},
+        "clientInfo":{"name":"c","version":"1"}}}),
+    );
+    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+                        "params":{"name":"add","arguments":{"x":1,"y":2}}}));
+    let job = h.jobs.pop().unwrap();
+    let mut out = Vec::new();
+    let request = json!({"method":"elicitation/create","params":{"message":"Name?",
+        "requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}});
+    h.engine.on_ask(job.id, "input-1".into(), request, &mut out);
+    let asked = h.collect(out);
+    let ask_id = asked[0]["id"].to_string();
+    // The user's answer holds a byte that is not UTF-8.
+    let mut bad = format!(
+        r#"{{"jsonrpc":"2.0","id":{ask_id},"result":{{"action":"accept","content":{{"name":"#
+    )
+    .into_bytes();
+    bad.extend_from_slice(b"\"\xff\"}}}");
+    assert!(
+        h.send_bytes(&bad).is_empty(),
+        "a response is never answered"
+    );
+    assert_eq!(h.answers.len(), 1);
+    let (answered_job, answer) = h.answers.pop().unwrap();
+    assert_eq!(answered_job, job.id);
+    assert!(answer.unwrap_err().contains("could not be read"));
 }
 
 #[test]
@@ -694,12 +750,7 @@ fn modern_envelope_errors() {
     let r = h.request(future);
     assert_eq!(r["error"]["code"], -32022);
     assert_eq!(r["error"]["data"]["requested"], "2099-01-01");
-    let supported = r["error"]["data"]["supported"].as_array().unwrap();
-    assert_eq!(supported[0], MODERN);
-    assert!(
-        supported.contains(&json!("2025-11-25")),
-        "lets a dual-era client fall back"
-    );
+    assert_eq!(r["error"]["data"]["supported"], json!([MODERN]));
     check_message(Revision::V2026_07_28, &r, None);
     common::assert_valid(Revision::V2026_07_28, "UnsupportedProtocolVersionError", &r);
 
@@ -720,6 +771,58 @@ fn modern_envelope_errors() {
     assert_eq!(h.request(bad_level)["error"]["code"], -32602);
 }
 
+/// A 2026-07-28 call of `add` whose request declared `caps`, stopped by its
+/// handler at an input request; returns what the call was answered with.
+fn modern_call_stopped_at_input(h: &mut Harness, id: u64, caps: Value) -> (Job, Vec<Value>) {
+    let mut call = modern(
+        id,
+        "tools/call",
+        json!({"name":"add","arguments":{"x":1,"y":2}}),
+    );
+    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = caps;
+    assert!(h.send_value(call).is_empty());
+    let job = h.jobs.pop().unwrap();
+    let request = json!({"method":"elicitation/create","params":{"message":"Name?",
+        "requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}});
+    let key = "input-1".to_string();
+    let answered = h.complete(job.id, Outcome::InputRequired { key, request });
+    (job, answered)
+}
+
+#[test]
+fn modern_input_without_the_capability_is_a_missing_capability_error() {
+    let mut h = Harness::new();
+    let (job, r) = modern_call_stopped_at_input(&mut h, 1, json!({}));
+    assert_eq!(job.context.input, InputMode::MissingCapability);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0]["id"], 1);
+    assert!(r[0].get("result").is_none(), "not a tool result: {}", r[0]);
+    assert_eq!(r[0]["error"]["code"], -32021);
+    assert_eq!(
+        r[0]["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {}})
+    );
+    check_message(Revision::V2026_07_28, &r[0], None);
+    common::assert_valid(
+        Revision::V2026_07_28,
+        "MissingRequiredClientCapabilityError",
+        &r[0],
+    );
+    // Declared, the same stop is an input_required round.
+    let (job, r) = modern_call_stopped_at_input(&mut h, 2, json!({"elicitation": {}}));
+    assert_eq!(job.context.input, InputMode::Retry);
+    assert_eq!(r[0]["result"]["resultType"], "input_required");
+    check_message(Revision::V2026_07_28, &r[0], Some("InputRequiredResult"));
+    // Older revisions keep the tool error: the handler learns input is unavailable.
+    h.initialize("2025-06-18");
+    h.send_value(json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+                        "params":{"name":"add","arguments":{"x":1,"y":2}}}));
+    assert!(matches!(
+        h.jobs.pop().unwrap().context.input,
+        InputMode::Unavailable(_)
+    ));
+}
+
 #[test]
 fn both_eras_share_one_process() {
     let mut h = Harness::new();
@@ -730,11 +833,116 @@ fn both_eras_share_one_process() {
     assert!(legacy["result"].get("resultType").is_none());
     let modern_list = h.request(modern(3, "tools/list", json!({})));
     assert_eq!(modern_list["result"]["resultType"], "complete");
-    // Initialize may even arrive enveloped: it is still a handshake.
-    let mut init = json!({"jsonrpc":"2.0","id":4,"method":"initialize","params":{
-        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}});
+}
+
+#[test]
+fn an_unsupported_version_lists_only_versions_a_retry_can_use() {
+    let mut h = Harness::new();
+    let advertised =
+        h.request(modern(1, "server/discover", json!({})))["result"]["supportedVersions"].clone();
+    for requested in ["2099-01-01", "2025-11-25", "2024-11-05"] {
+        let mut probe = modern(2, "tools/list", json!({}));
+        probe["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!(requested);
+        let r = h.request(probe);
+        assert_eq!(r["error"]["code"], -32022, "{requested}");
+        let supported = &r["error"]["data"]["supported"];
+        assert_eq!(
+            supported, &advertised,
+            "{requested}: as server/discover says"
+        );
+        common::assert_valid(Revision::V2026_07_28, "UnsupportedProtocolVersionError", &r);
+        // A client that retries with any listed version is served.
+        for version in supported.as_array().unwrap() {
+            let mut retry = modern(3, "tools/list", json!({}));
+            retry["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = version.clone();
+            let r = h.request(retry);
+            assert!(
+                r["result"]["tools"].is_array(),
+                "{requested} -> {version}: {r}"
+            );
+        }
+    }
+}
+
+#[test]
+fn modern_only_requests_without_a_version_name_what_is_missing() {
+    let version_key = "params._meta[\"io.modelcontextprotocol/protocolVersion\"]";
+    let caps_key = "params._meta[\"io.modelcontextprotocol/clientCapabilities\"]";
+    let caps_only = json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}});
+    let info_only =
+        json!({"_meta": {"io.modelcontextprotocol/clientInfo": {"name":"c","version":"1"}}});
+    let cases = [
+        ("server/discover", None, vec!["params._meta"]),
+        ("server/discover", Some(json!({})), vec!["params._meta"]),
+        (
+            "server/discover",
+            Some(caps_only.clone()),
+            vec![version_key],
+        ),
+        (
+            "server/discover",
+            Some(info_only),
+            vec![version_key, caps_key],
+        ),
+        (
+            "subscriptions/listen",
+            Some(json!({"notifications":{}})),
+            vec!["params._meta"],
+        ),
+        (
+            "tasks/update",
+            Some(json!({"taskId":"t"})),
+            vec!["params._meta"],
+        ),
+        // An ordinary method whose `_meta` has only modern keys means to be modern too.
+        ("tools/list", Some(caps_only), vec![version_key]),
+    ];
+    for handshake in [false, true] {
+        let mut h = Harness::new();
+        if handshake {
+            h.initialize("2025-11-25");
+        }
+        for (method, params, missing) in &cases {
+            let mut msg = json!({"jsonrpc":"2.0","id":7,"method":method});
+            if let Some(params) = params {
+                msg["params"] = params.clone();
+            }
+            let r = h.request(msg);
+            assert_eq!(r["id"], 7);
+            assert_eq!(r["error"]["code"], -32602, "{method} {params:?}: {r}");
+            assert_eq!(r["error"]["data"]["missing"], json!(missing), "{method}");
+            let message = r["error"]["message"].as_str().unwrap();
+            for field in missing {
+                assert!(message.contains(field), "{message} names {field}");
+            }
+            check_message(Revision::V2026_07_28, &r, None);
+        }
+    }
+    // A request that may be either era still asks for the handshake.
+    let mut h = Harness::new();
+    let r = h.request(json!({"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"_meta":{"progressToken":1}}}));
+    assert_eq!(r["error"]["message"], "Server not initialized");
+}
+
+#[test]
+fn an_enveloped_initialize_is_a_removed_method() {
+    let mut h = Harness::new();
+    let handshake = json!({"protocolVersion":"2025-11-25","capabilities":{},
+                           "clientInfo":{"name":"c","version":"1"}});
+    let mut init = json!({"jsonrpc":"2.0","id":4,"method":"initialize","params":handshake});
     init["params"]["_meta"] = meta();
-    assert_eq!(h.request(init)["result"]["protocolVersion"], "2025-11-25");
+    let r = h.request(init.clone());
+    assert_eq!(r["error"]["code"], -32601, "{r}");
+    check_message(Revision::V2026_07_28, &r, None);
+    // It started no session.
+    let r = h.request(json!({"jsonrpc":"2.0","id":5,"method":"tools/list"}));
+    assert_eq!(r["error"]["message"], "Server not initialized");
+    // Enveloped, it passes the modern checks first, like any modern request.
+    init["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    assert_eq!(h.request(init)["error"]["code"], -32022);
+    // Without the envelope it is the handshake, even after all that.
+    let plain = json!({"jsonrpc":"2.0","id":6,"method":"initialize","params":handshake});
+    assert_eq!(h.request(plain)["result"]["protocolVersion"], "2025-11-25");
 }
 
 #[test]

@@ -465,10 +465,10 @@ fn input_modes_follow_what_the_client_declared() {
     let mut h = H::new();
     let no_caps = call(json!(1), "plain", json!({"_meta": modern_meta(json!({}))}));
     h.send(no_caps);
-    assert!(matches!(
+    assert_eq!(
         h.jobs.pop().unwrap().context.input,
-        InputMode::Unavailable(_)
-    ));
+        InputMode::MissingCapability
+    );
 
     let mut h = H::new();
     h.init("2024-11-05", json!({"elicitation":{}}));

@@ -313,8 +313,9 @@ impl McpServer {
 
     /// Asks the user for input through the client. Returns
     /// `list(status, value)`: `"answer"` with the answer (`list(action,
-    /// content)`); `"needs_input"` when the call must end with an
-    /// `input_required` result and be retried; `"unavailable"` or `"failed"`
+    /// content)`); `"needs_input"` when the call must end here (the engine
+    /// answers it with an `input_required` result to retry, or with -32021
+    /// when the request did not declare elicitation); `"unavailable"` or `"failed"`
     /// with the reason; `"interrupted"` when an interrupt arrived while
     /// waiting (R raises it again).
     /// @noRd
@@ -343,7 +344,7 @@ impl McpServer {
         }
         match &job.context.input {
             InputMode::Unavailable(reason) => reply("unavailable", reason.as_str().into()),
-            InputMode::Retry => {
+            InputMode::Retry | InputMode::MissingCapability => {
                 *self.needs_input.borrow_mut() = Some((key.to_string(), request));
                 reply("needs_input", ().into())
             }

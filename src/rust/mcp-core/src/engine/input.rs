@@ -8,7 +8,12 @@
 //!   `elicitation/create` request while the handler waits, and a task of the
 //!   2026-07-28 extension lists the request in `tasks/get` until `tasks/update`
 //!   answers it ([`InputMode::Ask`]);
-//! - otherwise the handler learns that no input can be had.
+//! - a 2026-07-28 request that did not declare the elicitation capability
+//!   ends at its first input request with -32021 naming the capability
+//!   ([`InputMode::MissingCapability`]);
+//! - otherwise (older revisions, or no capability declared at `initialize`)
+//!   the handler learns that no input can be had, and its error becomes a
+//!   tool error.
 
 use super::{Engine, JobId, JobState, Output, META_CAPABILITIES};
 use crate::jsonrpc::{self, RequestId};
@@ -25,6 +30,10 @@ pub enum InputMode {
     Retry,
     /// Ask the client now and wait for the answer.
     Ask,
+    /// A 2026-07-28 request without the elicitation capability: the handler
+    /// stops at its first input request, as with [`InputMode::Retry`], and
+    /// the call is answered with -32021 instead of `input_required`.
+    MissingCapability,
     /// No input can be had, and why.
     Unavailable(String),
 }
@@ -61,6 +70,11 @@ impl Engine {
             ));
         }
         if !declares(caps, "elicitation") {
+            // 2026-07-28 capabilities come with each request: the request
+            // is refused, naming what it lacks, so the client can retry.
+            if rev.is_modern() {
+                return InputMode::MissingCapability;
+            }
             return InputMode::Unavailable(
                 "the client did not declare the elicitation capability".into(),
             );
@@ -149,6 +163,30 @@ impl Engine {
         .to_string()
     }
 
+    /// What a call that stopped at an input request answers: the
+    /// `input_required` result, or -32021 when its request could not take
+    /// one (the client did not declare the capability the request needs).
+    pub(super) fn input_required_answer(
+        &self,
+        state: &JobState,
+        key: String,
+        request: Value,
+    ) -> Result<String, Value> {
+        if state.input != InputMode::MissingCapability {
+            return Ok(self.input_required_body(state, key, request));
+        }
+        let method = request["method"].as_str().unwrap_or("elicitation/create");
+        let capability = capability_for(method);
+        let tool = &self.registry.tool(state.tool).def.name;
+        Err(jsonrpc::missing_capability(
+            &format!(
+                "Tool \"{tool}\" needs input from the user (`{method}`), \
+                 but the request did not declare the `{capability}` client capability"
+            ),
+            json!({ capability: {} }),
+        ))
+    }
+
     /// A running handler asks for input (`request` is `{method, params}`).
     /// Answered through [`Output::Answer`], now or when the client replies.
     pub fn on_ask(&mut self, job: JobId, key: String, request: Value, out: &mut Vec<Output>) {
@@ -223,6 +261,24 @@ impl Engine {
             }
             (None, None) => Err("the client sent an empty answer".into()),
         };
+        self.deliver_answer(job, answer, out);
+    }
+
+    /// The client answered a request of ours with a line that could not be
+    /// read: the handler waiting for it learns so instead of waiting on.
+    pub(super) fn on_unreadable_response(
+        &mut self,
+        id: &RequestId,
+        reason: &str,
+        out: &mut Vec<Output>,
+    ) {
+        if let Some((job, _key)) = self.asks.remove(id) {
+            let answer = Err(format!("the client's answer could not be read: {reason}"));
+            self.deliver_answer(job, answer, out);
+        }
+    }
+
+    fn deliver_answer(&mut self, job: JobId, answer: Result<Value, String>, out: &mut Vec<Output>) {
         if let Some(task) = self.jobs.get(&job).and_then(|s| s.task.clone()) {
             if let Some(task) = self.tasks.get_mut(&task) {
                 task.resume();
@@ -256,6 +312,15 @@ impl Engine {
             out.push(Output::Answer(job, Ok(answer)));
         }
         Ok(())
+    }
+}
+
+/// The client capability a server-to-client request needs.
+fn capability_for(method: &str) -> &str {
+    match method {
+        "sampling/createMessage" => "sampling",
+        "roots/list" => "roots",
+        _ => "elicitation",
     }
 }
 

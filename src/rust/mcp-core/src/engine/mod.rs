@@ -38,6 +38,14 @@ pub use input::InputMode;
 /// faster flood is thinned, the latest value winning.
 pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
+/// Methods only 2026-07-28 has: a request for one without the modern
+/// envelope is refused for what the envelope lacks, not as uninitialised.
+const ONLY_IN_MODERN: &[&str] = &["server/discover", "subscriptions/listen", "tasks/update"];
+
+/// `_meta` keys that exist only in the 2026-07-28 envelope: a request
+/// carrying one means to be modern even when it forgot the version.
+const MODERN_ONLY_META: &[&str] = &[META_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL];
+
 /// Methods 2026-07-28 removed: a modern request for one gets -32601.
 const REMOVED_IN_MODERN: &[&str] = &[
     "initialize",
@@ -139,7 +147,8 @@ pub enum Outcome {
     /// The server failed to run the handler at all: -32603.
     Failed(String),
     /// The handler needs input it has not got (2026-07-28): the call is
-    /// answered with an `input_required` result asking for it.
+    /// answered with an `input_required` result asking for it, or with
+    /// -32021 when its request did not declare the capability to answer.
     InputRequired { key: String, request: Value },
     /// A result already checked and rendered with a [`RenderPlan`] (off
     /// the engine's lock): the result body, or the JSON-RPC error object.
@@ -227,6 +236,9 @@ struct JobState {
     /// What an `input_required` result must bind its state to (2026-07-28).
     arguments: Map<String, Value>,
     answers: Map<String, Value>,
+    /// How the handler may ask for input; decides what stopping at an
+    /// input request answers.
+    input: InputMode,
 }
 
 impl JobState {
@@ -243,6 +255,7 @@ impl JobState {
             task: None,
             arguments: Map::new(),
             answers: Map::new(),
+            input: InputMode::Unavailable(String::new()),
         }
     }
 }
@@ -322,6 +335,27 @@ impl Engine {
             }
             Line::Single(message) => self.on_message(message, out),
             Line::Batch(messages) => self.on_batch(messages, out),
+            Line::NotUtf8 {
+                id,
+                response: false,
+                reason,
+            } => {
+                // -32700 as for any line that is not JSON text (RFC 8259
+                // requires UTF-8), but on the request's own id, which could
+                // be read: its sender stops waiting and learns why.
+                let data = json!({ "reason": reason });
+                out.push(Output::Write(jsonrpc::error(
+                    Some(&id),
+                    jsonrpc::PARSE_ERROR,
+                    "Parse error",
+                    Some(&data),
+                )));
+            }
+            Line::NotUtf8 {
+                id,
+                response: true,
+                reason,
+            } => self.on_unreadable_response(&id, &reason, out),
         }
     }
 
@@ -413,7 +447,7 @@ impl Engine {
                 Some(&json!({ "tool": tool.def.name })),
             )),
             Outcome::InputRequired { key, request } => {
-                Ok(self.input_required_body(state, key, request))
+                self.input_required_answer(state, key, request)
             }
             Outcome::Cancelled => unreachable!("handled by the caller"),
         }
@@ -690,19 +724,25 @@ impl Engine {
                 return self.respond(&id, text, out);
             }
         };
-        if method == "initialize" {
-            let text = self.initialize(&id, &params);
-            return self.respond(&id, text, out);
-        }
         let modern_version = params
             .get("_meta")
             .and_then(|m| m.get(META_VERSION))
             .cloned();
         let raw = raw.as_deref();
-        match modern_version {
-            Some(version) => self.on_modern_request(id, method, &params, raw, version, out),
-            None => self.on_legacy_request(id, method, &params, raw, out),
+        // The version in `_meta` decides the era before the method does: an
+        // enveloped `initialize` is a modern request for a removed method.
+        if let Some(version) = modern_version {
+            return self.on_modern_request(id, method, &params, raw, version, out);
         }
+        if method == "initialize" {
+            let text = self.initialize(&id, &params);
+            return self.respond(&id, text, out);
+        }
+        if means_modern(method, &params) {
+            let text = missing_envelope(&id, &params);
+            return self.respond(&id, text, out);
+        }
+        self.on_legacy_request(id, method, &params, raw, out)
     }
 
     fn on_legacy_request(
@@ -723,7 +763,7 @@ impl Engine {
                 "Server not initialized",
                 Some(&json!({
                     "reason": "send `initialize` first, or name a protocol version in params._meta",
-                    "supported": supported_versions(),
+                    "supported": all_versions(),
                 })),
             );
             return self.respond(&id, text, out);
@@ -783,7 +823,7 @@ impl Engine {
                     Value::String(s) => Value::from(s.as_str()),
                     other => Value::from(other.to_string()),
                 };
-                let data = json!({ "supported": supported_versions(), "requested": requested });
+                let data = json!({ "supported": modern_versions(), "requested": requested });
                 let text = jsonrpc::error(
                     Some(&id),
                     jsonrpc::UNSUPPORTED_VERSION,
@@ -929,8 +969,7 @@ impl Engine {
 
     fn discover(&self, id: &RequestId) -> String {
         let mut result = Map::new();
-        let modern: Vec<&str> = Revision::modern().map(Revision::as_str).collect();
-        result.insert("supportedVersions".into(), json!(modern));
+        result.insert("supportedVersions".into(), modern_versions());
         result.insert("capabilities".into(), self.capabilities(Revision::LATEST));
         if let Some(instructions) = &self.config.instructions {
             result.insert("instructions".into(), Value::from(instructions.as_str()));
@@ -1055,6 +1094,7 @@ impl Engine {
         if matches!(input, InputMode::Retry) {
             state.arguments = arguments.clone();
         }
+        state.input = input.clone();
         state.task = task.clone();
         self.jobs.insert(job, state);
         if task.is_none() {
@@ -1166,12 +1206,57 @@ fn server_info(info: &ServerInfo, rev: Revision) -> Value {
     Value::Object(map)
 }
 
-/// Every revision, newest first: what a -32022 lists, so that a client whose
-/// modern version we lack can fall back to `initialize`.
-fn supported_versions() -> Value {
+/// Every revision, newest first: what a request sent before `initialize`
+/// is told the server speaks.
+fn all_versions() -> Value {
     let mut all: Vec<&str> = Revision::ALL.iter().map(|r| r.as_str()).collect();
     all.reverse();
     json!(all)
+}
+
+/// The versions a request with the 2026-07-28 envelope may name: what
+/// `server/discover` advertises and a -32022 lists. Legacy revisions are left
+/// out because a retry naming one in `_meta` would only be refused again.
+fn modern_versions() -> Value {
+    let modern: Vec<&str> = Revision::modern().map(Revision::as_str).collect();
+    json!(modern)
+}
+
+/// Whether a request without a version in `_meta` can only be meant as a
+/// 2026-07-28 one: its method exists only there, or its `_meta` carries
+/// keys only the modern envelope has.
+fn means_modern(method: &str, params: &Value) -> bool {
+    let envelope_keys = params
+        .get("_meta")
+        .and_then(Value::as_object)
+        .is_some_and(|meta| MODERN_ONLY_META.iter().any(|k| meta.contains_key(*k)));
+    ONLY_IN_MODERN.contains(&method) || envelope_keys
+}
+
+/// -32602 naming what a 2026-07-28 request lacks: its `params._meta`, or
+/// the required keys missing from it.
+fn missing_envelope(id: &RequestId, params: &Value) -> String {
+    let missing: Vec<String> = match params.get("_meta").and_then(Value::as_object) {
+        None => vec!["params._meta".into()],
+        Some(meta) => [META_VERSION, META_CAPABILITIES]
+            .into_iter()
+            .filter(|key| !meta.contains_key(*key))
+            .map(|key| format!("params._meta[\"{key}\"]"))
+            .collect(),
+    };
+    jsonrpc::error(
+        Some(id),
+        jsonrpc::INVALID_PARAMS,
+        &format!(
+            "Invalid params: missing required {}",
+            missing
+                .iter()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        ),
+        Some(&json!({ "missing": missing })),
+    )
 }
 
 fn check_initialize_params(params: &Value) -> Result<(), String> {
