@@ -245,6 +245,14 @@ pub fn error_object(code: i64, message: &str, data: Option<&Value>) -> Value {
     Value::Object(err)
 }
 
+/// The error object of -32021 (2026-07-28): the request needs a client
+/// capability it did not declare; `required` is the `ClientCapabilities`
+/// object naming it, e.g. `{"elicitation": {}}`.
+pub fn missing_capability(message: &str, required: Value) -> Value {
+    let data = serde_json::json!({ "requiredCapabilities": required });
+    error_object(MISSING_CLIENT_CAPABILITY, message, Some(&data))
+}
+
 /// An error response around an error object made with [`error_object`].
 pub fn error_response(id: Option<&RequestId>, error: &Value) -> String {
     let id = id.map_or("null", |id| id.as_json());
