@@ -159,13 +159,13 @@ test_that("2026-07-28 task extension: the server decides, the client polls", {
   created <- modern_call(client, 2, "task_greet", caps)
   expect_equal(created$result$resultType, "task")
   id <- created$result$taskId
-  poll <- function(n) request(client, n, "tasks/get", list(taskId = id, `_meta` = modern()))$result
+  poll <- function(n) request(client, n, "tasks/get", list(taskId = id, `_meta` = modern(caps)))$result
   status <- poll(3)
   deadline <- Sys.time() + 10
   while (status$status == "working" && Sys.time() < deadline) status <- poll(4)
   expect_equal(status$status, "input_required")
   expect_equal(status$inputRequests$`input-1`$params$message, "Name for the task?")
-  ack <- request(client, 5, "tasks/update", list(taskId = id, `_meta` = modern(),
+  ack <- request(client, 5, "tasks/update", list(taskId = id, `_meta` = modern(caps),
     inputResponses = list(`input-1` = list(action = "accept", content = list(name = "Grace")))))
   expect_equal(ack$result$resultType, "complete")
   deadline <- Sys.time() + 10

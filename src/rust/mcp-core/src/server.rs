@@ -63,6 +63,8 @@ struct Shared {
     replies: Mutex<HashMap<JobId, mpsc::Sender<Answer>>>,
     input_ended: AtomicBool,
     timers: tokio::runtime::Handle,
+    /// The one timer for tasks' time to live; a new alarm replaces it.
+    task_alarm: Mutex<Option<tokio::task::AbortHandle>>,
     trace: Arc<Trace>,
 }
 
@@ -95,28 +97,39 @@ impl Shared {
                 }
             }
             Output::Cancel(job) => self.board.cancel(job),
-            Output::ProgressDue(job, delay) => self.after(delay, move |e, out| {
-                e.on_progress_due(job, Instant::now(), out)
-            }),
+            Output::ProgressDue(job, delay) => {
+                self.after(delay, move |e, out| {
+                    e.on_progress_due(job, Instant::now(), out)
+                });
+            }
             Output::Answer(job, answer) => {
                 if let Some(reply) = lock(&self.replies).remove(&job) {
                     let _ = reply.send(answer);
                 }
             }
+            Output::TaskAlarm(delay) => {
+                let alarm = self.after(delay, |e, out| e.on_task_alarm(out));
+                if let Some(replaced) = lock(&self.task_alarm).replace(alarm) {
+                    replaced.abort();
+                }
+            }
         }
     }
 
-    /// Runs an engine step after `delay`, on the timer runtime.
+    /// Runs an engine step after `delay`, on the timer runtime; the handle
+    /// stops it before then.
     fn after(
         self: &Arc<Self>,
         delay: Duration,
         f: impl FnOnce(&mut Engine, &mut Vec<Output>) + Send + 'static,
-    ) {
+    ) -> tokio::task::AbortHandle {
         let shared = self.clone();
-        self.timers.spawn(async move {
-            tokio::time::sleep(delay).await;
-            shared.step(f);
-        });
+        self.timers
+            .spawn(async move {
+                tokio::time::sleep(delay).await;
+                shared.step(f);
+            })
+            .abort_handle()
     }
 
     fn on_inbound(self: &Arc<Self>, inbound: Inbound) {
@@ -238,6 +251,7 @@ impl Server {
             replies: Mutex::new(HashMap::new()),
             input_ended: AtomicBool::new(false),
             timers,
+            task_alarm: Mutex::new(None),
             trace: trace.clone(),
         });
 

@@ -93,6 +93,7 @@ impl Harness {
                 Output::Cancel(job) => self.cancels.push(job),
                 Output::ProgressDue(job, delay) => self.due.push((job, delay)),
                 Output::Answer(job, answer) => self.answers.push((job, answer)),
+                Output::TaskAlarm(_) => {}
             }
         }
         written

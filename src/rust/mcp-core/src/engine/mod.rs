@@ -200,6 +200,9 @@ pub enum Output {
     /// The answer to a job's input request (see [`Engine::on_ask`]), or why
     /// there will be none.
     Answer(JobId, Result<Value, String>),
+    /// Call [`Engine::on_task_alarm`] after the delay, when a task's time to
+    /// live runs out. It replaces the alarm an earlier `TaskAlarm` set.
+    TaskAlarm(Duration),
 }
 
 /// One progress report from a running tool.
@@ -399,10 +402,8 @@ impl Engine {
         self.asks.retain(|_, (j, _)| *j != job);
         if state.cancelled || matches!(outcome, Outcome::Cancelled) {
             self.forget_in_batch(&state.request_id, out);
-            if let Some(task) = state.task.as_deref().and_then(|id| self.tasks.get_mut(id)) {
-                if !task.status.is_terminal() {
-                    task.cancel();
-                }
+            if let Some(task) = &state.task {
+                self.task_job_cancelled(task, out);
             }
             return;
         }
@@ -1089,7 +1090,14 @@ impl Engine {
         state.progress_token = progress_token.clone();
         state.log_level = log_level;
         state.answers = answers.clone();
-        let task = as_task.map(|(dialect, ttl)| self.start_task(job, dialect, ttl, &id, out));
+        let task = match as_task {
+            Some((dialect, ttl)) => match self.start_task(job, dialect, ttl, &id, out) {
+                Some(task) => Some(task),
+                // No room for it: refused, and already answered.
+                None => return,
+            },
+            None => None,
+        };
         let input = self.input_mode(rev, &caps, task.is_some());
         if matches!(input, InputMode::Retry) {
             state.arguments = arguments.clone();

@@ -1,15 +1,79 @@
 //! The task methods of both dialects, and how tool calls become tasks.
+//!
+//! Every request looks its task up once, after the store has forgotten the
+//! tasks whose time to live has passed: a task that expires meanwhile is
+//! simply unknown, and whoever was waiting on it is told it expired.
 
-use super::{invalid_params, Engine, JobId, Output};
+use super::{invalid_params, Engine, JobId, Output, META_CAPABILITIES};
 use crate::jsonrpc::{self, RequestId};
 use crate::revision::Revision;
-use crate::tasks::{Dialect, Status, EXTENSION};
+use crate::tasks::{
+    Dialect, Ending, Expired, Status, Task, WaitRefused, EXTENSION, MAX_TASKS, MAX_WAITING,
+    MAX_WAITING_PER_TASK,
+};
 use crate::tool::TaskSupport;
 use serde_json::{json, Value};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn method_not_found(message: String) -> Value {
     jsonrpc::error_object(jsonrpc::METHOD_NOT_FOUND, &message, None)
+}
+
+/// Whether these client capabilities declare the tasks extension.
+fn declares_task_extension(caps: &Value) -> bool {
+    caps.get("extensions")
+        .and_then(|e| e.get(EXTENSION))
+        .is_some_and(Value::is_object)
+}
+
+/// -32021 for a 2026-07-28 request without the tasks extension.
+fn extension_required(message: &str) -> Value {
+    jsonrpc::missing_capability(message, json!({ "extensions": { EXTENSION: {} } }))
+}
+
+/// -32603 for a resource limit, naming it in `data.limit`.
+fn limit_reached(message: &str, limit: usize, task: Option<&str>) -> Value {
+    let mut data = json!({ "limit": limit });
+    if let Some(task) = task {
+        data["taskId"] = json!(task);
+    }
+    jsonrpc::error_object(jsonrpc::INTERNAL_ERROR, message, Some(&data))
+}
+
+fn no_result(id: &RequestId, task_id: &str, why: &str) -> String {
+    jsonrpc::error(
+        Some(id),
+        jsonrpc::INVALID_PARAMS,
+        &format!("Task \"{task_id}\" {why} and has no result"),
+        Some(&json!({ "taskId": task_id })),
+    )
+}
+
+fn unknown_task(id: &RequestId, task: &str) -> String {
+    jsonrpc::error(
+        Some(id),
+        jsonrpc::INVALID_PARAMS,
+        &format!("Failed to retrieve task: no task \"{task}\" (unknown, or expired)"),
+        None,
+    )
+}
+
+/// What `tasks/result` answers for a task, or `None` while it runs.
+fn result_of(id: &RequestId, task: &Task) -> Option<String> {
+    match task.status {
+        Status::Completed => Some(jsonrpc::success(id, task.result.as_deref().unwrap_or("{}"))),
+        Status::Failed => Some(jsonrpc::error_response(
+            Some(id),
+            task.error.as_ref().unwrap_or(&Value::Null),
+        )),
+        Status::Cancelled => Some(jsonrpc::error(
+            Some(id),
+            jsonrpc::INVALID_PARAMS,
+            &format!("Task \"{}\" was cancelled and has no result", task.id),
+            Some(&json!({ "taskId": task.id, "status": "cancelled" })),
+        )),
+        Status::Working | Status::InputRequired => None,
+    }
 }
 
 impl Engine {
@@ -46,17 +110,14 @@ impl Engine {
             };
         }
         if rev.is_modern() {
-            let declared = caps
-                .get("extensions")
-                .and_then(|e| e.get(EXTENSION))
-                .is_some_and(Value::is_object);
-            return match (declared, support) {
-                (true, TaskSupport::Optional | TaskSupport::Required) => Ok(Some((Dialect::Extension, None))),
-                (false, TaskSupport::Required) => Err(jsonrpc::error_object(
-                    jsonrpc::MISSING_CLIENT_CAPABILITY,
-                    &format!("Tool \"{}\" runs only as a task; the client must declare the tasks extension", def.name),
-                    Some(&json!({ "requiredCapabilities": { "extensions": { EXTENSION: {} } } })),
-                )),
+            return match (declares_task_extension(caps), support) {
+                (true, TaskSupport::Optional | TaskSupport::Required) => {
+                    Ok(Some((Dialect::Extension, None)))
+                }
+                (false, TaskSupport::Required) => Err(extension_required(&format!(
+                    "Tool \"{}\" runs only as a task; the client must declare the tasks extension",
+                    def.name
+                ))),
                 _ => Ok(None),
             };
         }
@@ -64,7 +125,9 @@ impl Engine {
         Ok(None)
     }
 
-    /// Creates the task and answers the call with its handle at once.
+    /// Creates the task and answers the call with its handle at once; the
+    /// task's id, or `None` when there is no room (the call is then answered
+    /// with the error and must not run).
     pub(super) fn start_task(
         &mut self,
         job: JobId,
@@ -72,8 +135,21 @@ impl Engine {
         ttl: Option<Duration>,
         id: &RequestId,
         out: &mut Vec<Output>,
-    ) -> String {
-        let task = self.tasks.create(job, dialect, ttl);
+    ) -> Option<String> {
+        let now = Instant::now();
+        self.expire_tasks(now, out);
+        let Ok(task) = self.tasks.create(job, dialect, ttl, now) else {
+            let error = limit_reached(
+                &format!(
+                    "Too many tasks: {MAX_TASKS} are still running; \
+                     wait for some to finish, or cancel some, before starting another"
+                ),
+                MAX_TASKS,
+                None,
+            );
+            self.respond(id, jsonrpc::error_response(Some(id), &error), out);
+            return None;
+        };
         let task_id = task.id.clone();
         let body = match dialect {
             Dialect::Core => json!({ "task": task.core_wire() }),
@@ -86,7 +162,53 @@ impl Engine {
         };
         let text = jsonrpc::success(id, &body.to_string());
         self.respond(id, text, out);
-        task_id
+        self.arm_task_alarm(now, out);
+        Some(task_id)
+    }
+
+    /// Forgets the tasks whose time to live has passed: the requests
+    /// waiting on them are told so, and the jobs of those still working
+    /// are cancelled (no one can fetch their result any more).
+    fn expire_tasks(&mut self, now: Instant, out: &mut Vec<Output>) {
+        for expired in self.tasks.expire(now) {
+            self.answer_expired(expired, out);
+        }
+    }
+
+    fn answer_expired(&mut self, expired: Expired, out: &mut Vec<Output>) {
+        if expired.unfinished {
+            self.cancel_task_job(expired.job, out);
+        }
+        for waiter in expired.waiters {
+            let text = jsonrpc::error(
+                Some(&waiter),
+                jsonrpc::INVALID_PARAMS,
+                &format!(
+                    "Task \"{}\" expired before it finished: its time to live of {} ms passed",
+                    expired.id,
+                    expired.ttl.as_millis()
+                ),
+                Some(&json!({ "taskId": expired.id })),
+            );
+            self.respond(&waiter, text, out);
+        }
+    }
+
+    /// Asks the runtime for a call of [`Engine::on_task_alarm`] when the
+    /// earliest time to live runs out, unless one is due by then.
+    fn arm_task_alarm(&mut self, now: Instant, out: &mut Vec<Output>) {
+        if let Some(deadline) = self.tasks.alarm_needed() {
+            out.push(Output::TaskAlarm(deadline.saturating_duration_since(now)));
+        }
+    }
+
+    /// The alarm asked for with [`Output::TaskAlarm`] went off: tasks whose
+    /// time to live has passed are forgotten, and their waiters answered.
+    pub fn on_task_alarm(&mut self, out: &mut Vec<Output>) {
+        let now = Instant::now();
+        self.tasks.alarm_rang();
+        self.expire_tasks(now, out);
+        self.arm_task_alarm(now, out);
     }
 
     /// A task's job ended: record the outcome and answer `tasks/result`
@@ -97,17 +219,14 @@ impl Engine {
         settled: Result<String, Value>,
         out: &mut Vec<Output>,
     ) {
-        let Some(task) = self.tasks.get_mut(task_id) else {
+        self.expire_tasks(Instant::now(), out);
+        let ending = match &settled {
+            Ok(body) => Ending::Completed(body.clone()),
+            Err(error) => Ending::Failed(error.clone()),
+        };
+        let Some(waiters) = self.tasks.end(task_id, ending) else {
             return;
         };
-        if task.status.is_terminal() {
-            return;
-        }
-        match &settled {
-            Ok(body) => task.complete(body.clone()),
-            Err(error) => task.fail(error.clone()),
-        }
-        let waiters = std::mem::take(&mut task.waiters);
         for waiter in waiters {
             let text = match &settled {
                 Ok(body) => jsonrpc::success(&waiter, body),
@@ -117,30 +236,42 @@ impl Engine {
         }
     }
 
-    /// The live task of `dialect` that `params.taskId` names, or the error
-    /// response for the request.
+    /// A task's job was cancelled or interrupted before it could finish.
+    pub(super) fn task_job_cancelled(&mut self, task_id: &str, out: &mut Vec<Output>) {
+        self.expire_tasks(Instant::now(), out);
+        self.cancel_task(task_id, out);
+    }
+
+    /// Marks a running task cancelled and tells the requests waiting on it;
+    /// false when the task had already ended (or is unknown).
+    fn cancel_task(&mut self, task_id: &str, out: &mut Vec<Output>) -> bool {
+        let Some(waiters) = self.tasks.end(task_id, Ending::Cancelled) else {
+            return false;
+        };
+        for waiter in waiters {
+            let text = no_result(&waiter, task_id, "was cancelled");
+            self.respond(&waiter, text, out);
+        }
+        true
+    }
+
+    /// The live task of `dialect` that `params.taskId` names, after expired
+    /// tasks are forgotten; or the error response for the request.
     fn known_task(
         &mut self,
         id: &RequestId,
         params: &Value,
         dialect: Dialect,
-    ) -> Result<String, String> {
+        out: &mut Vec<Output>,
+    ) -> Result<(String, JobId), String> {
+        self.expire_tasks(Instant::now(), out);
         let Some(task_id) = params.get("taskId").and_then(Value::as_str) else {
             return Err(invalid_params(id, "`taskId` must be a string"));
         };
-        match self.tasks.get_mut(task_id) {
-            Some(task) if task.dialect == dialect => Ok(task_id.to_string()),
-            _ => Err(Self::unknown_task(id, task_id)),
+        match self.tasks.get(task_id) {
+            Some(task) if task.dialect == dialect => Ok((task.id.clone(), task.job)),
+            _ => Err(unknown_task(id, task_id)),
         }
-    }
-
-    fn unknown_task(id: &RequestId, task: &str) -> String {
-        jsonrpc::error(
-            Some(id),
-            jsonrpc::INVALID_PARAMS,
-            &format!("Failed to retrieve task: no task \"{task}\" (unknown, or expired)"),
-            None,
-        )
     }
 
     /// `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` of 2025-11-25.
@@ -152,6 +283,7 @@ impl Engine {
         out: &mut Vec<Output>,
     ) {
         if method == "tasks/list" {
+            self.expire_tasks(Instant::now(), out);
             let tasks: Vec<Value> = self
                 .tasks
                 .list(Dialect::Core)
@@ -161,64 +293,73 @@ impl Engine {
             let text = jsonrpc::success(&id, &json!({ "tasks": tasks }).to_string());
             return self.respond(&id, text, out);
         }
-        let task_id = match self.known_task(&id, params, Dialect::Core) {
-            Ok(task_id) => task_id,
+        let (task_id, job) = match self.known_task(&id, params, Dialect::Core, out) {
+            Ok(found) => found,
             Err(text) => return self.respond(&id, text, out),
         };
-        let task = self.tasks.get_mut(&task_id).expect("known_task found it");
         let text = match method {
-            "tasks/get" => jsonrpc::success(&id, &task.core_wire().to_string()),
-            "tasks/result" => match task.status {
-                Status::Completed => jsonrpc::success(&id, task.result.as_deref().unwrap_or("{}")),
-                Status::Failed => {
-                    jsonrpc::error_response(Some(&id), task.error.as_ref().unwrap_or(&Value::Null))
-                }
-                Status::Cancelled => jsonrpc::error(
-                    Some(&id),
-                    jsonrpc::INVALID_PARAMS,
-                    &format!("Task \"{task_id}\" was cancelled and has no result"),
-                    Some(&json!({ "taskId": task_id, "status": "cancelled" })),
-                ),
-                // Answered when the task ends.
-                _ => {
-                    task.waiters.push(id);
-                    return;
-                }
+            "tasks/get" => self.core_wire_response(&id, &task_id),
+            "tasks/result" => match self.tasks.get(&task_id).and_then(|t| result_of(&id, t)) {
+                Some(text) => text,
+                None => match self.tasks.wait(&task_id, id.clone()) {
+                    // Answered when the task ends or expires.
+                    Ok(()) => return,
+                    Err(refused) => self.wait_refused(&id, &task_id, refused),
+                },
             },
             _ => {
-                if task.status.is_terminal() {
+                if self.cancel_task(&task_id, out) {
+                    self.cancel_task_job(job, out);
+                    self.core_wire_response(&id, &task_id)
+                } else {
+                    let status = self
+                        .tasks
+                        .get(&task_id)
+                        .map_or("gone", |t| t.status.as_str());
                     jsonrpc::error(
                         Some(&id),
                         jsonrpc::INVALID_PARAMS,
-                        &format!(
-                            "Task \"{task_id}\" has already ended ({})",
-                            task.status.as_str()
-                        ),
+                        &format!("Task \"{task_id}\" has already ended ({status})"),
                         None,
                     )
-                } else {
-                    let job = task.job;
-                    task.cancel();
-                    let wire = task.core_wire();
-                    let waiters = std::mem::take(&mut task.waiters);
-                    self.cancel_task_job(job, out);
-                    for waiter in waiters {
-                        let text = jsonrpc::error(
-                            Some(&waiter),
-                            jsonrpc::INVALID_PARAMS,
-                            &format!("Task \"{task_id}\" was cancelled and has no result"),
-                            None,
-                        );
-                        self.respond(&waiter, text, out);
-                    }
-                    jsonrpc::success(&id, &wire.to_string())
                 }
             }
         };
         self.respond(&id, text, out);
     }
 
-    /// `tasks/get`, `tasks/update` and `tasks/cancel` of the 2026-07-28 extension.
+    fn core_wire_response(&self, id: &RequestId, task_id: &str) -> String {
+        match self.tasks.get(task_id) {
+            Some(task) => jsonrpc::success(id, &task.core_wire().to_string()),
+            None => unknown_task(id, task_id),
+        }
+    }
+
+    fn wait_refused(&self, id: &RequestId, task_id: &str, refused: WaitRefused) -> String {
+        let error = match refused {
+            WaitRefused::Unknown => return unknown_task(id, task_id),
+            WaitRefused::TaskFull => limit_reached(
+                &format!(
+                    "Too many requests waiting on task \"{task_id}\" \
+                     (at most {MAX_WAITING_PER_TASK}); poll with tasks/get instead"
+                ),
+                MAX_WAITING_PER_TASK,
+                Some(task_id),
+            ),
+            WaitRefused::StoreFull => limit_reached(
+                &format!(
+                    "Too many tasks/result requests waiting (at most {MAX_WAITING} in all); \
+                     poll with tasks/get instead"
+                ),
+                MAX_WAITING,
+                Some(task_id),
+            ),
+        };
+        jsonrpc::error_response(Some(id), &error)
+    }
+
+    /// `tasks/get`, `tasks/update` and `tasks/cancel` of the 2026-07-28
+    /// extension, for clients that declare it on the request.
     pub(super) fn extension_task_method(
         &mut self,
         id: RequestId,
@@ -226,21 +367,32 @@ impl Engine {
         params: &Value,
         out: &mut Vec<Output>,
     ) {
-        let task_id = match self.known_task(&id, params, Dialect::Extension) {
-            Ok(task_id) => task_id,
+        let caps = params
+            .get("_meta")
+            .and_then(|m| m.get(META_CAPABILITIES))
+            .unwrap_or(&Value::Null);
+        if !declares_task_extension(caps) {
+            let error = extension_required(&format!(
+                "`{method}` belongs to the tasks extension; the client must declare it"
+            ));
+            return self.respond(&id, jsonrpc::error_response(Some(&id), &error), out);
+        }
+        let (task_id, job) = match self.known_task(&id, params, Dialect::Extension, out) {
+            Ok(found) => found,
             Err(text) => return self.respond(&id, text, out),
         };
-        let task = self.tasks.get_mut(&task_id).expect("known_task found it");
         let ack = json!({ "resultType": "complete", "_meta": self.server_meta }).to_string();
         let text = match method {
-            "tasks/get" => {
-                let mut wire = task.extension_wire(true);
-                wire.insert("resultType".into(), json!("complete"));
-                wire.insert("_meta".into(), Value::Object(self.server_meta.clone()));
-                jsonrpc::success(&id, &Value::Object(wire).to_string())
-            }
+            "tasks/get" => match self.tasks.get(&task_id) {
+                Some(task) => {
+                    let mut wire = task.extension_wire(true);
+                    wire.insert("resultType".into(), json!("complete"));
+                    wire.insert("_meta".into(), Value::Object(self.server_meta.clone()));
+                    jsonrpc::success(&id, &Value::Object(wire).to_string())
+                }
+                None => unknown_task(&id, &task_id),
+            },
             "tasks/update" => {
-                let job = task.job;
                 let responses = match params.get("inputResponses") {
                     Some(Value::Object(map)) => map.clone(),
                     _ => {
@@ -255,9 +407,7 @@ impl Engine {
             }
             _ => {
                 // Cooperative and idempotent: a finished task stays as it is.
-                if !task.status.is_terminal() {
-                    let job = task.job;
-                    task.cancel();
+                if self.cancel_task(&task_id, out) {
                     self.cancel_task_job(job, out);
                 }
                 jsonrpc::success(&id, &ack)
