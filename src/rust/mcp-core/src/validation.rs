@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::fmt;
+use std::fmt::{self, Write};
 
 /// How many problems a message lists.
 pub const MAX_LISTED: usize = 10;
@@ -68,6 +68,16 @@ const MEMBER_KEYWORDS: &[&str] = &["properties", "items", "additionalProperties"
 /// Keywords about the whole document, allowed at the root; each part is
 /// compiled with them so its `$ref`s resolve as they do in the whole.
 const DOCUMENT_KEYWORDS: &[&str] = &["$schema", "$id", "$defs", "definitions"];
+
+/// Keywords whose values map names to subschemas.
+const NAMED_SUBSCHEMAS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "dependencies",
+];
 
 /// Keys whose values are data, not subschemas.
 const DATA_KEYWORDS: &[&str] = &["enum", "const", "default", "examples"];
@@ -241,23 +251,36 @@ impl Checker {
 /// (with the document keywords) as within the whole: no dynamic or
 /// anchored references, no nested `$id`, and `$ref`s only into `$defs`.
 fn can_split_document(schema: &Value) -> bool {
-    fn walk(node: &Value, root: bool) -> bool {
-        match node {
-            Value::Object(map) => map.iter().all(|(key, sub)| match key.as_str() {
-                "$dynamicRef" | "$recursiveRef" | "$dynamicAnchor" | "$recursiveAnchor"
-                | "$anchor" => false,
-                "$id" => root,
-                "$ref" => sub
-                    .as_str()
-                    .is_some_and(|r| r.starts_with("#/$defs/") || r.starts_with("#/definitions/")),
-                k if DATA_KEYWORDS.contains(&k) => true,
-                _ => walk(sub, false),
-            }),
-            Value::Array(items) => items.iter().all(|i| walk(i, false)),
+    fn schema_ok(node: &Value, root: bool) -> bool {
+        let Value::Object(map) = node else {
+            return true;
+        };
+        map.iter().all(|(key, value)| match key.as_str() {
+            "$dynamicRef" | "$recursiveRef" | "$dynamicAnchor" | "$recursiveAnchor" | "$anchor" => {
+                false
+            }
+            "$id" => root,
+            "$ref" => value
+                .as_str()
+                .is_some_and(|r| r.starts_with("#/$defs/") || r.starts_with("#/definitions/")),
+            k if DATA_KEYWORDS.contains(&k) => true,
+            // Names, then subschemas: a property called `enum` is walked.
+            k if NAMED_SUBSCHEMAS.contains(&k) => value
+                .as_object()
+                .is_none_or(|named| named.values().all(|sub| schema_ok(sub, false))),
+            _ => nested_ok(value),
+        })
+    }
+    /// A keyword's value: a subschema, a list of them, or data, walked
+    /// alike (data that looks like a reference only costs the plan).
+    fn nested_ok(value: &Value) -> bool {
+        match value {
+            Value::Object(_) => schema_ok(value, false),
+            Value::Array(items) => items.iter().all(nested_ok),
             _ => true,
         }
     }
-    walk(schema, true)
+    schema_ok(schema, true)
 }
 
 /// Whether `node` can be read member by member.
@@ -393,14 +416,27 @@ impl Walk {
         }
     }
 
-    /// Runs `read` with `segment` appended to the path.
-    fn at<T>(&self, segment: impl fmt::Display, read: impl FnOnce() -> T) -> T {
-        let len = self.path.borrow().len();
-        {
+    /// Runs `read` with a member's name appended to the path.
+    fn at_member<T>(&self, name: &str, read: impl FnOnce() -> T) -> T {
+        self.at(|path| push_escaped(path, name), read)
+    }
+
+    /// Runs `read` with an item's index appended to the path.
+    fn at_item<T>(&self, index: usize, read: impl FnOnce() -> T) -> T {
+        self.at(
+            |path| write!(path, "{index}").expect("writing to a String"),
+            read,
+        )
+    }
+
+    fn at<T>(&self, segment: impl FnOnce(&mut String), read: impl FnOnce() -> T) -> T {
+        let len = {
             let mut path = self.path.borrow_mut();
+            let len = path.len();
             path.push('/');
-            push_escaped(&mut path, &segment.to_string());
-        }
+            segment(&mut path);
+            len
+        };
         let result = read();
         self.path.borrow_mut().truncate(len);
         result
@@ -547,7 +583,10 @@ impl<'de> Visitor<'de> for SplitVisitor<'_> {
                 .optional_nulls
                 .is_some_and(|required| !required.contains(&name));
             let seed = self.child(self.split.member(&name), droppable);
-            let value = self.seed.walk.at(&name, || map.next_value_seed(seed))?;
+            let value = self
+                .seed
+                .walk
+                .at_member(&name, || map.next_value_seed(seed))?;
             match value {
                 None => {
                     while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
@@ -568,7 +607,11 @@ impl<'de> Visitor<'de> for SplitVisitor<'_> {
         loop {
             let seed = self.child(item_plan, false);
             let index = items.len();
-            match self.seed.walk.at(index, || seq.next_element_seed(seed))? {
+            match self
+                .seed
+                .walk
+                .at_item(index, || seq.next_element_seed(seed))?
+            {
                 None => break,
                 Some(None) => {
                     while seq.next_element::<IgnoredAny>()?.is_some() {}

@@ -115,6 +115,19 @@ fn schemas_that_cannot_be_split_are_checked_whole() {
             json!({"tree": {"tree": {"n": "x", "z": 1}}}),
         ],
     );
+    // Property names are names, not keywords: a `$ref` to the root under a
+    // property called `enum` must still keep the schema whole.
+    let named_like_keywords = json!({
+        "type": "object",
+        "properties": {"enum": {"$ref": "#"}, "n": {"type": "number"}}
+    });
+    agrees_with_jsonschema(
+        named_like_keywords,
+        &[
+            json!({"enum": {"n": 1}}),
+            json!({"enum": {"n": "x", "enum": {"n": []}}}),
+        ],
+    );
     let conditional = json!({
         "type": "object",
         "properties": {"kind": {"type": "string"}},
