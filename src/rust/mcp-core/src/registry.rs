@@ -2,17 +2,16 @@
 //! start-up, so `tools/list` is a copy and `tools/call` a lookup.
 
 use crate::revision::Revision;
-use crate::schema;
 use crate::tool::{self, ToolDef};
-use jsonschema::Validator;
+use crate::validation::Checker;
 use serde_json::Value;
 use std::collections::HashMap;
 
 /// A tool with its compiled schemas.
 pub struct Tool {
     pub def: ToolDef,
-    pub input_validator: Validator,
-    pub output_validator: Option<Validator>,
+    pub input_validator: Checker,
+    pub output_validator: Option<Checker>,
 }
 
 pub struct Registry {
@@ -109,11 +108,11 @@ fn compile_tool(def: ToolDef) -> Result<Tool, String> {
             def.name
         ));
     }
-    let input_validator = schema::compile(&def.input_schema)
+    let input_validator = Checker::compile(&def.input_schema)
         .map_err(|e| format!("Tool \"{}\": invalid input schema: {e}", def.name))?;
     let output_validator = match &def.output_schema {
         Some(s) => Some(
-            schema::compile(s)
+            Checker::compile(s)
                 .map_err(|e| format!("Tool \"{}\": invalid output schema: {e}", def.name))?,
         ),
         None => None,

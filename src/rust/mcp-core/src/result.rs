@@ -3,7 +3,6 @@
 
 use crate::registry::Tool;
 use crate::revision::Revision;
-use crate::schema;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
@@ -193,14 +192,10 @@ pub fn check_output(tool: &Tool, result: &ToolResult) -> Result<(), OutputSchema
             data: json!({ "tool": name }),
         });
     };
-    let value: Value = serde_json::from_str(raw.get()).map_err(|e| OutputSchemaViolation {
-        message: format!("Tool \"{name}\" returned structured content that is not JSON: {e}"),
-        data: json!({ "tool": name }),
-    })?;
-    let problems = schema::describe_errors(validator.iter_errors(&value));
-    if problems.is_empty() {
+    let Err(problems) = validator.read(raw.get(), false) else {
         return Ok(());
-    }
+    };
+    let problems = problems.lines();
     Err(OutputSchemaViolation {
         message: format!(
             "Tool \"{name}\" returned structured content that does not match its output schema: {}",

@@ -5,8 +5,8 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 
-/// How many problems one message lists before it says "and N more".
-const MAX_REPORTED: usize = 5;
+/// How many unexpected property names one problem lists.
+const MAX_NAMES: usize = 10;
 
 /// Compiles a schema for repeated validation. Remote and file `$ref`s are
 /// never fetched: they fail here.
@@ -98,26 +98,11 @@ pub fn pointer_to_path(pointer: &str) -> String {
     out
 }
 
-/// One line per problem, e.g. `x: expected a number, got "three"`.
-pub fn describe_errors<'a>(errors: impl Iterator<Item = ValidationError<'a>>) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut extra = 0;
-    for e in errors {
-        if lines.len() < MAX_REPORTED {
-            lines.push(describe(&e));
-        } else {
-            extra += 1;
-        }
-    }
-    if extra > 0 {
-        let plural = if extra == 1 { "" } else { "s" };
-        lines.push(format!("and {extra} more problem{plural}"));
-    }
-    lines
-}
-
-fn describe(e: &ValidationError) -> String {
-    let path = pointer_to_path(e.instance_path().as_str());
+/// One line for one problem, e.g. `x: expected a number, got "three"`.
+/// `prefix` is the JSON pointer of the value the error's own path starts
+/// from (empty for the root).
+pub fn describe_at(prefix: &str, e: &ValidationError) -> String {
+    let path = pointer_to_path(&format!("{prefix}{}", e.instance_path().as_str()));
     let at_root = path.is_empty();
     let body = match e.kind() {
         ValidationErrorKind::Type { kind } => {
@@ -134,10 +119,14 @@ fn describe(e: &ValidationError) -> String {
         ValidationErrorKind::AdditionalProperties { unexpected } => {
             let what = if at_root { "argument" } else { "property" };
             let plural = if unexpected.len() == 1 { "" } else { "s" };
-            let names: Vec<String> = unexpected
+            let mut names: Vec<String> = unexpected
                 .iter()
+                .take(MAX_NAMES)
                 .map(|n| Value::from(n.as_str()).to_string())
                 .collect();
+            if unexpected.len() > MAX_NAMES {
+                names.push(format!("and {} more", unexpected.len() - MAX_NAMES));
+            }
             format!("unexpected {what}{plural} {}", names.join(", "))
         }
         ValidationErrorKind::Enum { options } => {
@@ -183,26 +172,57 @@ fn article(type_name: &str) -> &'static str {
     }
 }
 
-/// The offending value as compact JSON, shortened for long values.
+/// The offending value as compact JSON, shortened for long values. Only
+/// the shown part is written, however large the value.
 fn preview(v: &Value) -> String {
     const LIMIT: usize = 60;
-    let text = v.to_string();
-    if text.chars().count() <= LIMIT {
-        text
+    let mut head = Head {
+        text: Vec::new(),
+        room: LIMIT * 4 + 4,
+    };
+    let complete = serde_json::to_writer(&mut head, v).is_ok();
+    let text = String::from_utf8_lossy(&head.text);
+    if complete && text.chars().count() <= LIMIT {
+        text.into_owned()
     } else {
         let cut: String = text.chars().take(LIMIT).collect();
         format!("{cut}...")
     }
 }
 
+/// A writer that keeps the first bytes and then refuses more, so that
+/// serialising a huge value stops early.
+struct Head {
+    text: Vec<u8>,
+    room: usize,
+}
+
+impl std::io::Write for Head {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.room == 0 {
+            return Err(std::io::Error::other("enough"));
+        }
+        let n = buf.len().min(self.room);
+        self.text.extend_from_slice(&buf[..n]);
+        self.room -= n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Map};
 
     fn problems(schema: Value, instance: Value) -> Vec<String> {
         let v = compile(&schema).unwrap();
-        describe_errors(v.iter_errors(&instance))
+        v.iter_errors(&instance)
+            .map(|e| describe_at("", &e))
+            .collect()
     }
 
     fn add_schema() -> Value {
@@ -246,11 +266,14 @@ mod tests {
     }
 
     #[test]
-    fn many_problems_are_summarised() {
-        let schema = json!({"type":"array","items":{"type":"string"}});
-        let lines = problems(schema, json!([1, 2, 3, 4, 5, 6, 7]));
-        assert_eq!(lines.len(), MAX_REPORTED + 1);
-        assert_eq!(lines.last().unwrap(), "and 2 more problems");
+    fn long_lists_of_unexpected_names_are_shortened() {
+        let names: Map<String, Value> = (0..25).map(|i| (format!("n{i}"), json!(1))).collect();
+        let lines = problems(
+            json!({"type":"object","properties":{"a":{}},"additionalProperties":false}),
+            Value::Object(names),
+        );
+        assert_eq!(lines.len(), 1);
+        assert!(lines[0].ends_with(r#""n9", and 15 more"#), "{}", lines[0]);
     }
 
     #[test]
@@ -259,6 +282,8 @@ mod tests {
         let lines = problems(json!({"type":"number"}), json!(long));
         assert!(lines[0].len() < 100, "{}", lines[0]);
         assert!(lines[0].ends_with("..."), "{}", lines[0]);
+        let short = problems(json!({"type":"number"}), json!([1, "é"]));
+        assert_eq!(short, vec![r#"expected a number, got [1,"é"]"#]);
     }
 
     #[test]

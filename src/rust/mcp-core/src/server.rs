@@ -13,7 +13,9 @@
 use crate::board::{Board, Interrupt};
 use crate::engine::{Config, Engine, Job, JobId, Outcome, Output, Progress};
 use crate::framing::Frame;
+use crate::jsonrpc;
 use crate::logging::LogLevel;
+use crate::memory;
 use crate::registry::Registry;
 use crate::trace::Trace;
 use crate::transport::{self, Inbound, StdioGuard};
@@ -134,7 +136,13 @@ impl Shared {
 
     fn on_inbound(self: &Arc<Self>, inbound: Inbound) {
         match inbound {
-            Inbound::Frame(Frame::Line(line)) => self.step(|e, out| e.on_line(&line, out)),
+            Inbound::Frame(Frame::Line(bytes)) => {
+                // Parsed before the lock is taken, so a large line holds up
+                // neither the tool's thread nor the timers.
+                let line = jsonrpc::parse_line(&bytes);
+                drop(bytes);
+                self.step(|e, out| e.on_parsed_line(line, out))
+            }
             Inbound::Frame(Frame::Oversized { prefix, length }) => {
                 self.step(|e, out| e.on_oversized(&prefix, length, out))
             }
@@ -182,6 +190,9 @@ pub struct Server {
     config: Arc<Config>,
     /// The running job's time limit, stopped when the job ends.
     timeout: Mutex<Option<(JobId, tokio::task::AbortHandle)>>,
+    /// The running job, if its arguments were large: memory is given back
+    /// when it ends.
+    large_job: Mutex<Option<JobId>>,
     stop_reader: Arc<AtomicBool>,
     reader: Option<JoinHandle<()>>,
     timers: Option<(tokio::sync::oneshot::Sender<()>, JoinHandle<()>)>,
@@ -280,6 +291,7 @@ impl Server {
             registry,
             config,
             timeout: Mutex::new(None),
+            large_job: Mutex::new(None),
             stop_reader,
             reader: Some(reader),
             timers: Some((stop_timers, timer_thread)),
@@ -305,7 +317,23 @@ impl Server {
         loop {
             let wait = tick.min(deadline.saturating_duration_since(Instant::now()));
             match self.jobs.recv_timeout(wait) {
-                Ok(job) => {
+                Ok(mut job) => {
+                    let large = job
+                        .sent_arguments
+                        .as_ref()
+                        .is_some_and(|a| a.len() >= memory::LARGE_MESSAGE);
+                    // Read and checked here, on the tool's thread: neither
+                    // the reader nor the engine's lock waits for a large one.
+                    if let Err(refusal) = job.read_arguments(&self.registry) {
+                        self.complete(job.id, Outcome::Done(refusal));
+                        if large {
+                            memory::give_back();
+                        }
+                        continue;
+                    }
+                    if large {
+                        *lock(&self.large_job) = Some(job.id);
+                    }
                     if self.shared.board.begin(job.id) {
                         let tool = &self.registry.tool(job.tool).def;
                         if let Some(limit) = tool.timeout.or(self.config.default_timeout) {
@@ -349,6 +377,12 @@ impl Server {
             other => other,
         };
         self.shared.step(|e, out| e.on_completed(job, outcome, out));
+        if lock(&self.large_job)
+            .take_if(|large| *large == job)
+            .is_some()
+        {
+            memory::give_back();
+        }
     }
 
     /// A running job reports progress (sent if the client asked for it).

@@ -53,6 +53,7 @@ fn tools() -> Vec<ToolDef> {
 
 struct Harness {
     engine: Engine,
+    registry: Arc<Registry>,
     jobs: Vec<Job>,
     cancels: Vec<u64>,
     due: Vec<(u64, Duration)>,
@@ -71,8 +72,10 @@ impl Harness {
             instructions: Some("Use add to add.".into()),
             ..Config::default()
         };
+        let registry = Arc::new(Registry::new(tools()).unwrap());
         Harness {
-            engine: Engine::new(Arc::new(config), Arc::new(Registry::new(tools()).unwrap())),
+            engine: Engine::new(Arc::new(config), registry.clone()),
+            registry,
             jobs: Vec::new(),
             cancels: Vec::new(),
             due: Vec::new(),
@@ -89,7 +92,17 @@ impl Harness {
                     assert!(!line.contains('\n'), "a message spans lines: {line}");
                     written.push(serde_json::from_str(&line).unwrap());
                 }
-                Output::Run(job) => self.jobs.push(*job),
+                // As the server's poll does: arguments that fail their
+                // schema answer the call, which never runs.
+                Output::Run(mut job) => match job.read_arguments(&self.registry) {
+                    Ok(()) => self.jobs.push(*job),
+                    Err(refusal) => {
+                        let mut more = Vec::new();
+                        self.engine
+                            .on_completed(job.id, Outcome::Done(refusal), &mut more);
+                        written.extend(self.collect(more));
+                    }
+                },
                 Output::Cancel(job) => self.cancels.push(job),
                 Output::ProgressDue(job, delay) => self.due.push((job, delay)),
                 Output::Answer(job, answer) => self.answers.push((job, answer)),

@@ -25,6 +25,7 @@ fn tool(name: &str, task: TaskSupport) -> ToolDef {
 
 struct H {
     engine: Engine,
+    registry: Arc<Registry>,
     jobs: Vec<Job>,
     cancels: Vec<u64>,
     answers: Vec<(u64, Result<Value, String>)>,
@@ -49,8 +50,10 @@ impl H {
             request_state_key: Some(b"test key".to_vec()),
             ..Config::default()
         };
+        let registry = Arc::new(registry);
         H {
-            engine: Engine::new(Arc::new(config), Arc::new(registry)),
+            engine: Engine::new(Arc::new(config), registry.clone()),
+            registry,
             jobs: Vec::new(),
             cancels: Vec::new(),
             answers: Vec::new(),
@@ -63,7 +66,17 @@ impl H {
         for o in out {
             match o {
                 Output::Write(line) => written.push(serde_json::from_str(&line).unwrap()),
-                Output::Run(job) => self.jobs.push(*job),
+                // As the server's poll does: arguments that fail their
+                // schema answer the call, which never runs.
+                Output::Run(mut job) => match job.read_arguments(&self.registry) {
+                    Ok(()) => self.jobs.push(*job),
+                    Err(refusal) => {
+                        let mut more = Vec::new();
+                        self.engine
+                            .on_completed(job.id, Outcome::Done(refusal), &mut more);
+                        written.extend(self.collect(more));
+                    }
+                },
                 Output::Cancel(job) => self.cancels.push(job),
                 Output::Answer(job, a) => self.answers.push((job, a)),
                 Output::ProgressDue(..) => {}

@@ -153,7 +153,7 @@ impl McpServer {
                 // ended is not the user's Ctrl-C.
                 interrupt_pending() && server.interrupt_reason().is_none()
             });
-            let job = match polled {
+            let mut job = match polled {
                 Polled::Job(job) => job,
                 Polled::Idle => return ().into(),
                 Polled::Interrupted => return "interrupted".into(),
@@ -179,6 +179,8 @@ impl McpServer {
                 ("arguments", arguments),
             ])
             .into();
+            // R has its own copy now: free the JSON tree before the handler runs.
+            job.arguments = Default::default();
             *self.current.borrow_mut() = Some(job);
             return listed;
         }

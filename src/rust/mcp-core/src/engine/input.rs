@@ -92,8 +92,8 @@ impl Engine {
     /// any R code runs.
     pub(super) fn retry_answers(
         &mut self,
-        tool: &str,
-        arguments: &Map<String, Value>,
+        tool: usize,
+        arguments: Option<&str>,
         params: &Value,
         rev: Revision,
     ) -> Result<Map<String, Value>, Value> {
@@ -111,8 +111,10 @@ impl Engine {
                 asked: Vec::new(),
             },
             Some(Value::String(text)) => {
+                let name = &self.registry.tool(tool).def.name;
+                let arguments = self.arguments_for_state(tool, arguments);
                 self.signer
-                    .accept(text, tool, arguments)
+                    .accept(text, name, &arguments)
                     .map_err(|refusal| {
                         invalid(
                             &format!("Invalid params: {}", refusal.describe()),
@@ -151,7 +153,8 @@ impl Engine {
             answers: state.answers.clone(),
             asked: vec![key.clone()],
         };
-        let token = self.signer.issue(tool, &state.arguments, &issued);
+        let arguments = self.arguments_for_state(state.tool, state.arguments.as_deref());
+        let token = self.signer.issue(tool, &arguments, &issued);
         let mut requests = Map::new();
         requests.insert(key, request);
         json!({

@@ -12,8 +12,8 @@ use crate::registry::Registry;
 use crate::request_state::Signer;
 use crate::result::{self, ToolResult};
 use crate::revision::Revision;
-use crate::schema;
 use crate::tasks;
+use arguments::{read_params, Verbatim};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
@@ -29,6 +29,7 @@ const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
 
+mod arguments;
 mod input;
 mod task_methods;
 
@@ -131,7 +132,11 @@ pub struct CallContext {
 pub struct Job {
     pub id: JobId,
     pub tool: usize,
+    /// The arguments, once [`Job::read_arguments`] has read them.
     pub arguments: Map<String, Value>,
+    /// The arguments object as the client sent it (`None`: no arguments),
+    /// until [`Job::read_arguments`] reads it.
+    pub sent_arguments: Option<Arc<str>>,
     pub context: CallContext,
 }
 
@@ -236,8 +241,9 @@ struct JobState {
     pending_progress: Option<Progress>,
     /// The task this call runs as (its request was answered at once).
     task: Option<String>,
-    /// What an `input_required` result must bind its state to (2026-07-28).
-    arguments: Map<String, Value>,
+    /// What an `input_required` result must bind its state to (2026-07-28):
+    /// the arguments object as sent.
+    arguments: Option<Arc<str>>,
     answers: Map<String, Value>,
     /// How the handler may ask for input; decides what stopping at an
     /// input request answers.
@@ -256,7 +262,7 @@ impl JobState {
             last_progress: None,
             pending_progress: None,
             task: None,
-            arguments: Map::new(),
+            arguments: None,
             answers: Map::new(),
             input: InputMode::Unavailable(String::new()),
         }
@@ -325,7 +331,13 @@ impl Engine {
 
     /// Handles one line of input (without its terminator).
     pub fn on_line(&mut self, bytes: &[u8], out: &mut Vec<Output>) {
-        match jsonrpc::parse_line(bytes) {
+        self.on_parsed_line(jsonrpc::parse_line(bytes), out);
+    }
+
+    /// Handles one line already parsed with [`jsonrpc::parse_line`] (which
+    /// the server does before taking the engine's lock).
+    pub fn on_parsed_line(&mut self, line: Line, out: &mut Vec<Output>) {
+        match line {
             Line::Blank => {}
             Line::ParseError(reason) => {
                 let data = json!({ "reason": reason });
@@ -582,10 +594,6 @@ impl Engine {
         )));
     }
 
-    fn call_result(&self, state: &JobState, result: &ToolResult) -> String {
-        jsonrpc::success(&state.request_id, &self.result_body(state, result))
-    }
-
     fn on_batch(&mut self, messages: Vec<Message>, out: &mut Vec<Output>) {
         let allowed = self
             .session
@@ -714,13 +722,9 @@ impl Engine {
         raw: Option<Box<RawValue>>,
         out: &mut Vec<Output>,
     ) {
-        let params = match raw
-            .as_deref()
-            .map(|p| serde_json::from_str::<Value>(p.get()))
-        {
-            None => Value::Null,
-            Some(Ok(v)) => v,
-            Some(Err(e)) => {
+        let (params, raw) = match read_params(method, raw.as_deref()) {
+            Ok(read) => read,
+            Err(e) => {
                 let text = invalid_params(&id, &format!("params could not be read: {e}"));
                 return self.respond(&id, text, out);
             }
@@ -729,7 +733,6 @@ impl Engine {
             .get("_meta")
             .and_then(|m| m.get(META_VERSION))
             .cloned();
-        let raw = raw.as_deref();
         // The version in `_meta` decides the era before the method does: an
         // enveloped `initialize` is a modern request for a removed method.
         if let Some(version) = modern_version {
@@ -751,7 +754,7 @@ impl Engine {
         id: RequestId,
         method: &str,
         params: &Value,
-        raw: Option<&RawValue>,
+        raw: Verbatim,
         out: &mut Vec<Output>,
     ) {
         if method == "ping" {
@@ -812,7 +815,7 @@ impl Engine {
         id: RequestId,
         method: &str,
         params: &Value,
-        raw: Option<&RawValue>,
+        raw: Verbatim,
         version: Value,
         out: &mut Vec<Output>,
     ) {
@@ -1015,7 +1018,7 @@ impl Engine {
         &mut self,
         id: RequestId,
         params: &Value,
-        raw: Option<&RawValue>,
+        raw: Verbatim,
         rev: Revision,
         client_info: Option<Value>,
         out: &mut Vec<Output>,
@@ -1024,9 +1027,11 @@ impl Engine {
             let text = invalid_params(&id, "`name` must be a string");
             return self.respond(&id, text, out);
         };
+        // An arguments object stays text until the tool's thread reads and
+        // checks it (`Job::read_arguments`): neither the reader nor this lock
+        // waits for a large one.
         let arguments = match params.get("arguments") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(map)) => map.clone(),
+            None | Some(Value::Null) => raw.arguments,
             Some(_) => {
                 let text = invalid_params(&id, "`arguments` must be an object");
                 return self.respond(&id, text, out);
@@ -1041,25 +1046,9 @@ impl Engine {
             );
             return self.respond(&id, text, out);
         };
-        let tool = self.registry.tool(index);
-        let args_value = Value::Object(drop_optional_nulls(arguments, &tool.def.input_schema));
-        let problems = schema::describe_errors(tool.input_validator.iter_errors(&args_value));
-        if !problems.is_empty() {
-            let message = format!(
-                "Invalid arguments for tool \"{}\": {}",
-                tool.def.name,
-                problems.join("; ")
-            );
-            let state = JobState::new(id.clone(), index, rev);
-            let text = self.call_result(&state, &ToolResult::error(message));
-            return self.respond(&id, text, out);
-        }
-        let Value::Object(arguments) = args_value else {
-            unreachable!()
-        };
         let meta = params.get("_meta").and_then(Value::as_object).cloned();
         let caps = self.client_capabilities(meta.as_ref(), rev);
-        let answers = match self.retry_answers(name, &arguments, params, rev) {
+        let answers = match self.retry_answers(index, arguments.as_deref(), params, rev) {
             Ok(answers) => answers,
             Err(error) => {
                 let text = jsonrpc::error_response(Some(&id), &error);
@@ -1078,7 +1067,11 @@ impl Engine {
         let has_token = meta
             .as_ref()
             .is_some_and(|m| m.contains_key("progressToken"));
-        let progress_token = raw.filter(|_| has_token).and_then(progress_token);
+        let progress_token = raw
+            .meta
+            .as_deref()
+            .filter(|_| has_token)
+            .and_then(progress_token);
         let log_level = meta
             .as_ref()
             .and_then(|m| m.get(META_LOG_LEVEL))
@@ -1111,7 +1104,8 @@ impl Engine {
         out.push(Output::Run(Box::new(Job {
             id: job,
             tool: index,
-            arguments,
+            arguments: Map::new(),
+            sent_arguments: arguments,
             context: CallContext {
                 request_id: id,
                 revision: rev,
@@ -1144,35 +1138,16 @@ impl Engine {
     }
 }
 
-/// `null` for an optional argument means "not given": the argument is left
-/// out, so the tool's own default applies.
-fn drop_optional_nulls(mut args: Map<String, Value>, schema: &Value) -> Map<String, Value> {
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    args.retain(|name, value| !value.is_null() || required.contains(&name.as_str()));
-    args
-}
-
-#[derive(Deserialize)]
-struct MetaProbe<'a> {
-    #[serde(rename = "_meta", borrow)]
-    meta: Option<TokenProbe<'a>>,
-}
-
 #[derive(Deserialize)]
 struct TokenProbe<'a> {
     #[serde(rename = "progressToken", borrow)]
     token: Option<&'a RawValue>,
 }
 
-/// The progress token exactly as sent (integers of any size survive).
-fn progress_token(params: &RawValue) -> Option<String> {
-    let probe: MetaProbe = serde_json::from_str(params.get()).ok()?;
-    let token = probe.meta?.token?;
-    RequestId::from_raw(token).map(|t| t.as_json().to_string())
+/// The progress token in `_meta` exactly as sent (integers of any size survive).
+fn progress_token(meta: &RawValue) -> Option<String> {
+    let probe: TokenProbe = serde_json::from_str(meta.get()).ok()?;
+    RequestId::from_raw(probe.token?).map(|t| t.as_json().to_string())
 }
 
 /// A request id inside params, turned back into a JSON value.
