@@ -6,6 +6,7 @@
 //! starts a *legacy* session; anything else belongs to that session. Nothing
 //! here blocks or touches threads, so every rule is testable in `cargo test`.
 
+use crate::backpressure::Limits;
 use crate::jsonrpc::{self, Line, Message, RequestId};
 use crate::logging::LogLevel;
 use crate::registry::Registry;
@@ -70,6 +71,8 @@ pub struct Config {
     /// Key for signing the state of input-required rounds; a random key
     /// when `None` (state then only verifies within this process).
     pub request_state_key: Option<Vec<u8>>,
+    /// What one client may make the server hold.
+    pub limits: Limits,
 }
 
 impl Default for Config {
@@ -85,6 +88,7 @@ impl Default for Config {
             list_ttl_ms: 300_000,
             default_timeout: None,
             request_state_key: None,
+            limits: Limits::default(),
         }
     }
 }
@@ -971,6 +975,21 @@ impl Engine {
         client_info: Option<Value>,
         out: &mut Vec<Output>,
     ) {
+        let limit = self.config.limits.max_queued_calls;
+        if self.jobs.len() >= limit {
+            // Only while a tool waits for input does the reader go on past
+            // this many calls (see `backpressure`): refuse rather than hold more.
+            let text = jsonrpc::error(
+                Some(&id),
+                jsonrpc::INTERNAL_ERROR,
+                &format!(
+                    "Too many tool calls waiting: at most {limit} may be in progress at once; \
+                     retry when some have finished"
+                ),
+                Some(&json!({ "limit": limit })),
+            );
+            return self.respond(&id, text, out);
+        }
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             let text = invalid_params(&id, "`name` must be a string");
             return self.respond(&id, text, out);
@@ -1073,6 +1092,19 @@ impl Engine {
     /// stream is acknowledged with nothing to deliver and stays open until
     /// the client cancels it or stdin ends.
     fn listen(&mut self, id: RequestId, out: &mut Vec<Output>) {
+        let limit = self.config.limits.max_subscriptions;
+        if self.listens.len() >= limit && !self.listens.contains(&id) {
+            let text = jsonrpc::error(
+                Some(&id),
+                jsonrpc::INTERNAL_ERROR,
+                &format!(
+                    "Too many open subscriptions: at most {limit} may be open at once; \
+                     cancel one first"
+                ),
+                Some(&json!({ "limit": limit })),
+            );
+            return self.respond(&id, text, out);
+        }
         let params = json!({
             "notifications": {},
             "_meta": { META_SUBSCRIPTION: raw_json(id.as_json()) }
