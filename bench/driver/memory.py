@@ -11,6 +11,7 @@ Three scenarios, each on a fresh server process:
 - unread: N `tools/list` written while nobody reads stdout, for a few
   seconds; RSS while the answers are held, then after they are read.
 - pings: as drained, with `ping`.
+- calls: as drained, with `tools/call` of `add` (R runs each one).
 
 Numbers are in MB (VmRSS from /proc), `start` being the idle server after
 `initialize`. Linux only.
@@ -74,9 +75,16 @@ class Server:
         self.p.wait(timeout=30)
 
 
+CALL_PARAMS = {"name": "add", "arguments": {"x": 1, "y": 2}}
+
+
 def burst(method: str, count: int, first_id: int) -> bytes:
-    return b"".join(line({"jsonrpc": "2.0", "id": first_id + i, "method": method})
-                    for i in range(count))
+    def request(id_: int) -> dict:
+        msg = {"jsonrpc": "2.0", "id": id_, "method": method}
+        if method == "tools/call":
+            msg["params"] = CALL_PARAMS
+        return msg
+    return b"".join(line(request(first_id + i)) for i in range(count))
 
 
 def drained(script: str, method: str, count: int) -> dict:
@@ -121,6 +129,7 @@ def main() -> None:
         (f"drained: {args.count} tools/list x3", drained(args.server, "tools/list", args.count)),
         (f"unread: {args.count} tools/list", unread(args.server, args.count, args.hold)),
         (f"pings: {args.count} ping x3", drained(args.server, "ping", args.count)),
+        (f"calls: {args.count} tools/call x3", drained(args.server, "tools/call", args.count)),
     ]:
         cells = ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}"
                           for k, v in result.items())
