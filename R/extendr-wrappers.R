@@ -161,7 +161,8 @@ McpClientProcess$alive <- function() .Call(wrap__McpClientProcess__alive, self)
 #' @section Methods:
 #'\subsection{Method `poll`}{
 #'The next tool call as `list(id, tool, arguments)`, `NULL` if none
-#'arrived within `timeout_ms`, or `"finished"` / `"interrupted"`.
+#'arrived within `timeout_ms`, `"finished"` / `"interrupted"`, or
+#'`c("failed", description)` after an internal error.
 #' \subsection{noRd}{
 #'
 #'}

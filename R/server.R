@@ -17,6 +17,22 @@
 #' nothing can read the client's messages from stdin. Both are restored when
 #' the server stops.
 #'
+#' What the server holds for a client is bounded. While 4 MB of output wait
+#' for the client to read them, or 256 tool calls wait to run, the server
+#' stops reading stdin until they drain (a client writing faster than it is
+#' answered then waits, as with any pipe), and log and progress
+#' notifications are dropped while output waits. A tool waiting for the
+#' user's answer (see [mcp_elicit()]) keeps the server reading; calls over
+#' the bound are then refused with an error, as are more than 64 open
+#' `subscriptions/listen` streams.
+#'
+#' If the client closes the server's stdout, calls still queued are dropped
+#' unrun, the running one is interrupted and the server returns at once. If
+#' stdin ends while a tool waits for the user's answer, `mcp_elicit()` raises
+#' an error and the call ends as cancelled. Processes forked by tools (such
+#' as `parallel::mcparallel()`) do not inherit the protocol streams, so they
+#' never keep a client waiting after the server has exited.
+#'
 #' Set the environment variable `MCPSERVER_TRACE=1` to log every message the
 #' server reads and writes, with timings, to stderr.
 #'
@@ -52,7 +68,9 @@
 #'   file per state, removed once the state has expired), so a state is
 #'   accepted once among all of them, restarts included. Without it the
 #'   record is kept in memory, per process.
-#' @return `NULL`, invisibly, once the client disconnects (or Ctrl-C).
+#' @return `NULL`, invisibly, once the client disconnects (or Ctrl-C). An
+#'   internal error in the server (a bug, reported on stderr) stops it with
+#'   an R error instead.
 #' @examples
 #' add <- function(x, y) x + y
 #' add <- tool(add, "Add two numbers",
@@ -96,6 +114,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   }
   status <- serve(server, tools)
   if (identical(status, "interrupted")) message("mcp_server() stopped by an interrupt.")
+  if (identical(status[1], "failed")) abort(paste0(status[2], "; the server has stopped."))
   invisible(NULL)
 }
 

@@ -189,3 +189,14 @@ test_that("mcp_elicit() outside a tool call, and bad schemas", {
   expect_error(mcp_elicit("x", list(type_string())), "named list")
   expect_error(tool(function() 1, "d", name = "t", task = "sometimes"), "`task` must be one of")
 })
+
+test_that("stdin ending while a tool waits for the user ends the call as cancelled, and the server exits", {
+  client <- start_server(fixture("input.R"))
+  client$rev <- "2025-11-25"
+  request(client, 0, "initialize", list(protocolVersion = "2025-11-25",
+    capabilities = list(elicitation = empty), clientInfo = list(name = "t", version = "1")))
+  send(client, list(jsonrpc = "2.0", id = 1, method = "tools/call", params = list(name = "greet", arguments = empty)))
+  expect_equal(receive(client)$method, "elicitation/create")
+  expect_equal(finish(client), 0)
+  expect_length(client$pending, 0) # nothing more for the cancelled call
+})

@@ -261,3 +261,49 @@ test_that("Ctrl-C in an interactive session stops serving and returns to the pro
   proc$write_input("q('no')\n")
   proc$wait(5000)
 })
+
+test_that("a client that closes the server's stdout ends it at once, queued calls unrun", {
+  client <- start_server(fixture("everything.R"))
+  initialize(client)
+  for (i in 1:20) {
+    send(client, list(jsonrpc = "2.0", id = i, method = "tools/call",
+      params = list(name = "sleepy", arguments = list(seconds = 1))))
+  }
+  # Answered once every call before it is queued.
+  expect_equal(request(client, "sync", "ping")$id, "sync")
+  close(client$proc$get_output_connection())
+  # Running the 20 calls would take 20 seconds.
+  client$proc$wait(10000)
+  expect_false(client$proc$is_alive())
+})
+
+# Whether the client sees the end of the server's stdout within `timeout`.
+stdout_ends <- function(client, timeout = 10) {
+  deadline <- Sys.time() + timeout
+  while (client$proc$is_incomplete_output() && Sys.time() < deadline) {
+    client$proc$poll_io(200)
+    client$proc$read_output_lines()
+  }
+  !client$proc$is_incomplete_output()
+}
+
+test_that("a forked child never keeps the client's stdout open after the server is killed", {
+  script <- server_script(c(
+    "fork_sleeper <- function() {",
+    "  child <- parallel::mcparallel(Sys.sleep(60))",
+    "  child$pid",
+    "}",
+    "mcp_server(tool(fork_sleeper, 'Fork a child that sleeps'))"
+  ))
+  client <- start_server(script)
+  initialize(client)
+  pid <- as.integer(call_tool(client, 1, "fork_sleeper")$result$content[[1]]$text)
+  withr::defer(tools::pskill(pid, tools::SIGKILL))
+  # SIGTERM ends R at once, without the clean-up that stops its children
+  # at a normal exit: the child lives on.
+  client$proc$signal(tools::SIGTERM)
+  client$proc$wait(5000)
+  expect_false(client$proc$is_alive())
+  expect_true(stdout_ends(client))
+  expect_true(isTRUE(tools::pskill(pid, 0)), label = "the child still lives")
+})

@@ -5,8 +5,10 @@
 //! result rendering, and the stdio server with its threads. The R bindings
 //! live in the `mcpserver` crate and talk to [`server::Server`].
 
+pub mod backpressure;
 pub mod board;
 pub mod engine;
+pub mod forks;
 pub mod framing;
 pub mod jsonrpc;
 pub mod logging;
@@ -18,6 +20,7 @@ pub mod revision;
 pub mod schema;
 pub mod server;
 pub mod tasks;
+pub mod threads;
 pub mod time;
 pub mod tool;
 pub mod trace;

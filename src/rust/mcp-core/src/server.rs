@@ -9,7 +9,14 @@
 //! at once, even while R is busy; tool calls queue for the R thread in
 //! arrival order; a writer thread owns stdout. No message waits for a thread
 //! whose only job is to pass it on.
+//!
+//! What is queued for the client is bounded (see [`crate::backpressure`]).
+//! Serving ends at end of input once everything read is answered, or early
+//! when the client stops reading its output or a thread panics: then queued
+//! calls are dropped unrun, the running one is interrupted, and `poll`
+//! tells the R thread to stop.
 
+use crate::backpressure::Backpressure;
 use crate::board::{Board, Interrupt};
 use crate::engine::{Config, Engine, Job, JobId, Outcome, Output, Progress};
 use crate::framing::Frame;
@@ -17,8 +24,9 @@ use crate::jsonrpc;
 use crate::logging::LogLevel;
 use crate::memory;
 use crate::registry::Registry;
+use crate::threads;
 use crate::trace::Trace;
-use crate::transport::{self, Inbound, StdioGuard};
+use crate::transport::{self, Events, Inbound, StdioGuard};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
@@ -47,6 +55,8 @@ pub enum Polled {
     Interrupted,
     /// Input ended and every call has been answered (or the client left).
     Finished,
+    /// A server thread panicked; the message says where and why.
+    Failed(String),
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -64,6 +74,13 @@ struct Shared {
     /// Where the answer to each waiting job's input request goes.
     replies: Mutex<HashMap<JobId, mpsc::Sender<Answer>>>,
     input_ended: AtomicBool,
+    /// Serving is ending early (the client stopped reading, or a thread
+    /// panicked): queued calls are dropped unrun.
+    closing: AtomicBool,
+    /// The first panic's description, once a thread has panicked.
+    failure: Mutex<Option<String>>,
+    stop_reader: Arc<AtomicBool>,
+    pressure: Arc<Backpressure>,
     timers: tokio::runtime::Handle,
     /// The one timer for tasks' time to live; a new alarm replaces it.
     task_alarm: Mutex<Option<tokio::task::AbortHandle>>,
@@ -73,16 +90,71 @@ struct Shared {
 impl Shared {
     /// Runs one engine step and carries out what it asks, all under the
     /// engine's lock, so messages go out in the order the engine made them.
+    /// After a panic the engine's state is not trusted: no more steps.
     fn step(self: &Arc<Self>, f: impl FnOnce(&mut Engine, &mut Vec<Output>)) {
-        let mut out = Vec::new();
-        let mut engine = lock(&self.engine);
-        f(&mut engine, &mut out);
-        for output in out {
-            self.carry_out(output);
+        if lock(&self.failure).is_some() {
+            return;
         }
-        if self.input_ended.load(Ordering::Acquire) && engine.pending_jobs() == 0 {
-            // Everything read has been answered: no more work for R.
-            lock(&self.jobs).take();
+        self.guarded(|| {
+            let mut out = Vec::new();
+            let mut engine = lock(&self.engine);
+            f(&mut engine, &mut out);
+            for output in out {
+                self.carry_out(output);
+            }
+            if self.input_ended.load(Ordering::Acquire) && engine.pending_jobs() == 0 {
+                // Everything read has been answered: no more work for R.
+                lock(&self.jobs).take();
+            }
+            let awaiting_input = !lock(&self.replies).is_empty();
+            self.pressure
+                .set_calls(engine.pending_jobs(), awaiting_input);
+        });
+    }
+
+    /// Runs `body`; a panic in it stops the server with a clear message
+    /// instead of killing the thread silently.
+    fn guarded(self: &Arc<Self>, body: impl FnOnce()) {
+        if let Err(message) = threads::catch(body) {
+            self.fail(&threads::current_name(), message);
+        }
+    }
+
+    /// A thread panicked: say so on stderr and stop serving.
+    fn fail(&self, thread: &str, message: String) {
+        let description = threads::describe_panic(thread, &message);
+        eprintln!("{description}");
+        lock(&self.failure).get_or_insert(description);
+        self.end_early();
+    }
+
+    /// The client stopped reading: interrupt the running job and finish.
+    fn client_gone(&self) {
+        self.trace
+            .note("the client stopped reading; dropping queued calls");
+        self.end_early();
+    }
+
+    /// Stops serving without waiting for queued work: the reader stops,
+    /// nobody waits for room any more, queued calls never run (see
+    /// [`Server::poll`]), a tool waiting for input learns the server
+    /// stopped, and the running call is interrupted.
+    fn end_early(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        self.stop_reader.store(true, Ordering::Relaxed);
+        self.pressure.close();
+        lock(&self.jobs).take();
+        lock(&self.replies).clear();
+        // The interrupt callback is the embedder's: should it panic too, the
+        // server is stopping all the same.
+        let _ = threads::catch(|| self.board.interrupt_current(Interrupt::Shutdown));
+    }
+
+    /// Why serving ended early, for `poll`.
+    fn ended_early(&self) -> Polled {
+        match lock(&self.failure).clone() {
+            Some(description) => Polled::Failed(description),
+            None => Polled::Finished,
         }
     }
 
@@ -90,6 +162,7 @@ impl Shared {
         match output {
             Output::Write(line) => {
                 if let Some(writer) = lock(&self.writer).as_ref() {
+                    self.pressure.output_queued(line.len());
                     let _ = writer.send(line);
                 }
             }
@@ -148,7 +221,14 @@ impl Shared {
             }
             Inbound::End(_) => {
                 self.input_ended.store(true, Ordering::Release);
-                self.step(|e, out| e.on_eof(out));
+                self.step(|e, out| {
+                    e.on_eof(out);
+                    // No answer can come for a tool waiting for input.
+                    let waiting: Vec<JobId> = lock(&self.replies).keys().copied().collect();
+                    for job in waiting {
+                        e.on_input_lost(job, out);
+                    }
+                });
             }
         }
     }
@@ -159,27 +239,23 @@ impl Shared {
         let shared = self.clone();
         let timer = self.timers.spawn(async move {
             tokio::time::sleep(limit).await;
-            if shared
-                .board
-                .interrupt_if_current(job, Interrupt::Timeout(limit))
-            {
-                shared
-                    .trace
-                    .note(&format!("job {job} ran past its limit; interrupting"));
-                // If R has not unwound by then, answer for it; its late
-                // outcome is ignored.
-                shared.after(TIMEOUT_GRACE, move |e, out| {
-                    e.on_completed(job, Outcome::TimedOut(limit), out)
-                });
-            }
+            shared.guarded(|| {
+                if shared
+                    .board
+                    .interrupt_if_current(job, Interrupt::Timeout(limit))
+                {
+                    shared
+                        .trace
+                        .note(&format!("job {job} ran past its limit; interrupting"));
+                    // If R has not unwound by then, answer for it; its late
+                    // outcome is ignored.
+                    shared.after(TIMEOUT_GRACE, move |e, out| {
+                        e.on_completed(job, Outcome::TimedOut(limit), out)
+                    });
+                }
+            });
         });
         timer.abort_handle()
-    }
-
-    /// The client stopped reading: interrupt the running job and finish.
-    fn client_gone(&self) {
-        self.board.interrupt_current(Interrupt::Shutdown);
-        lock(&self.jobs).take();
     }
 }
 
@@ -193,35 +269,42 @@ pub struct Server {
     /// The running job, if its arguments were large: memory is given back
     /// when it ends.
     large_job: Mutex<Option<JobId>>,
-    stop_reader: Arc<AtomicBool>,
     reader: Option<JoinHandle<()>>,
     timers: Option<(tokio::sync::oneshot::Sender<()>, JoinHandle<()>)>,
     writer_done: mpsc::Receiver<()>,
     writer: Option<JoinHandle<()>>,
     guard: Option<StdioGuard>,
+    /// `stop` has run (it runs once, however often it is called).
+    stopped: bool,
 }
 
-/// A single-threaded tokio runtime on its own thread, for timers; it runs
-/// until `stop` fires.
-fn start_timers() -> io::Result<(
-    tokio::runtime::Handle,
-    tokio::sync::oneshot::Sender<()>,
-    JoinHandle<()>,
-)> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()?;
-    let handle = runtime.handle().clone();
+/// Runs the timers' single-threaded tokio runtime on its own thread until
+/// `stop` fires.
+fn run_timers(
+    runtime: tokio::runtime::Runtime,
+    shared: &Arc<Shared>,
+) -> io::Result<(tokio::sync::oneshot::Sender<()>, JoinHandle<()>)> {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let thread = std::thread::Builder::new()
-        .name("mcp-timers".into())
-        .spawn(move || {
-            transport::block_signals_in_this_thread();
+    let failed = shared.clone();
+    let thread = threads::spawn(
+        "timers",
+        move |message| failed.fail("timers", message),
+        move || {
             runtime.block_on(async {
                 let _ = stopped.await;
             });
-        })?;
-    Ok((handle, stop, thread))
+        },
+    )?;
+    Ok((stop, thread))
+}
+
+/// What the reader or writer thread reports to the server.
+fn events(shared: &Arc<Shared>, thread: &'static str) -> Events {
+    let failed = shared.clone();
+    Events {
+        pressure: shared.pressure.clone(),
+        on_panic: Box::new(move |message| failed.fail(thread, message)),
+    }
 }
 
 impl Server {
@@ -252,8 +335,11 @@ impl Server {
         let (job_tx, jobs) = mpsc::channel();
         let (line_tx, line_rx) = mpsc::channel::<String>();
         let (done_tx, writer_done) = mpsc::channel();
-        let (timers, stop_timers, timer_thread) = start_timers()?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()?;
 
+        let stop_reader = Arc::new(AtomicBool::new(false));
         let shared = Arc::new(Shared {
             engine: Mutex::new(Engine::new(config.clone(), registry.clone())),
             writer: Mutex::new(Some(line_tx)),
@@ -261,27 +347,33 @@ impl Server {
             board: Arc::new(Board::new(interrupt)),
             replies: Mutex::new(HashMap::new()),
             input_ended: AtomicBool::new(false),
-            timers,
+            closing: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            stop_reader: stop_reader.clone(),
+            pressure: Arc::new(Backpressure::new(config.limits.clone())),
+            timers: runtime.handle().clone(),
             task_alarm: Mutex::new(None),
             trace: trace.clone(),
         });
+        let timers = run_timers(runtime, &shared)?;
 
         let gone = shared.clone();
         let writer = transport::spawn_writer(
             output,
             line_rx,
             trace.clone(),
+            events(&shared, "writer"),
             move || gone.client_gone(),
             done_tx,
         )?;
 
-        let stop_reader = Arc::new(AtomicBool::new(false));
         let inbound = shared.clone();
         let reader = transport::spawn_reader(
             input,
             config.max_message_bytes,
-            stop_reader.clone(),
+            stop_reader,
             trace,
+            events(&shared, "reader"),
             move |msg| inbound.on_inbound(msg),
         )?;
 
@@ -292,12 +384,12 @@ impl Server {
             config,
             timeout: Mutex::new(None),
             large_job: Mutex::new(None),
-            stop_reader,
             reader: Some(reader),
-            timers: Some((stop_timers, timer_thread)),
+            timers: Some(timers),
             writer_done,
             writer: Some(writer),
             guard,
+            stopped: false,
         })
     }
 
@@ -306,7 +398,8 @@ impl Server {
     }
 
     /// Waits up to `timeout` for the next tool call. `interrupted` is asked
-    /// every `tick` while waiting; returning true ends the wait.
+    /// every `tick` while waiting; returning true ends the wait. No call
+    /// starts while the client has not read the output queued for it.
     pub fn poll(
         &self,
         timeout: Duration,
@@ -315,8 +408,16 @@ impl Server {
     ) -> Polled {
         let deadline = Instant::now() + timeout;
         loop {
+            if self.shared.closing.load(Ordering::SeqCst) {
+                return self.shared.ended_early();
+            }
             let wait = tick.min(deadline.saturating_duration_since(Instant::now()));
-            match self.jobs.recv_timeout(wait) {
+            let next = if self.shared.pressure.wait_for_output_room(wait) {
+                self.jobs.recv_timeout(wait)
+            } else {
+                Err(mpsc::RecvTimeoutError::Timeout)
+            };
+            match next {
                 Ok(mut job) => {
                     let large = job
                         .sent_arguments
@@ -335,6 +436,14 @@ impl Server {
                         *lock(&self.large_job) = Some(job.id);
                     }
                     if self.shared.board.begin(job.id) {
+                        // Ending early began as the job was handed over:
+                        // its interrupt may have found no job running.
+                        // (It is set before that interrupt looks, and
+                        // `begin` and the interrupt share the board's lock.)
+                        if self.shared.closing.load(Ordering::SeqCst) {
+                            self.shared.board.end(job.id);
+                            return self.shared.ended_early();
+                        }
                         let tool = &self.registry.tool(job.tool).def;
                         if let Some(limit) = tool.timeout.or(self.config.default_timeout) {
                             let timer = self.shared.arm_timeout(job.id, limit);
@@ -345,7 +454,7 @@ impl Server {
                     // Cancelled while it waited in the queue: never run.
                     self.complete(job.id, Outcome::Cancelled);
                 }
-                Err(mpsc::RecvTimeoutError::Disconnected) => return Polled::Finished,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return self.shared.ended_early(),
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     if interrupted() {
                         return Polled::Interrupted;
@@ -363,6 +472,8 @@ impl Server {
     /// never delays the answers to other requests.
     pub fn complete(&self, job: JobId, outcome: Outcome) {
         self.shared.board.end(job);
+        // An input request it left unanswered (it was interrupted) waits no more.
+        lock(&self.shared.replies).remove(&job);
         if let Some((_, timer)) = lock(&self.timeout).take_if(|(running, _)| *running == job) {
             timer.abort();
         }
@@ -385,14 +496,22 @@ impl Server {
         }
     }
 
-    /// A running job reports progress (sent if the client asked for it).
+    /// A running job reports progress (sent if the client asked for it, and
+    /// dropped while the client has not read the output queued for it).
     pub fn progress(&self, job: JobId, update: Progress) {
+        if self.shared.pressure.output_full() {
+            return;
+        }
         self.shared
             .step(|e, out| e.on_progress(job, update, Instant::now(), out));
     }
 
-    /// A running job logs a message (sent if the client asked for logs).
+    /// A running job logs a message (sent if the client asked for logs, and
+    /// dropped while the client has not read the output queued for it).
     pub fn log(&self, job: JobId, level: LogLevel, data: serde_json::Value) {
+        if self.shared.pressure.output_full() {
+            return;
+        }
         self.shared.step(|e, out| e.on_log(job, level, data, out));
     }
 
@@ -406,7 +525,16 @@ impl Server {
     ) -> mpsc::Receiver<Answer> {
         let (reply, answer) = mpsc::channel();
         lock(&self.shared.replies).insert(job, reply);
-        self.shared.step(|e, out| e.on_ask(job, key, request, out));
+        let input_ended = &self.shared.input_ended;
+        self.shared.step(|e, out| {
+            // Checked under the engine's lock: either end of input finds
+            // this job waiting, or this step finds input ended.
+            if input_ended.load(Ordering::Acquire) {
+                e.on_input_lost(job, out);
+            } else {
+                e.on_ask(job, key, request, out);
+            }
+        });
         answer
     }
 
@@ -422,9 +550,14 @@ impl Server {
     }
 
     /// Stops serving: delivers what is queued for stdout (bounded wait),
-    /// ends the threads and restores stdin and stdout.
+    /// ends the threads and restores stdin and stdout. Runs once: calling it
+    /// again (as dropping the server does) returns at once.
     pub fn stop(&mut self) {
-        self.stop_reader.store(true, Ordering::Relaxed);
+        if std::mem::replace(&mut self.stopped, true) {
+            return;
+        }
+        self.shared.stop_reader.store(true, Ordering::Relaxed);
+        self.shared.pressure.close();
         if let Some(r) = self.reader.take() {
             let _ = r.join();
         }

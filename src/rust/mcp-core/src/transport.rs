@@ -2,16 +2,23 @@
 //! the writer thread.
 //!
 //! While serving, the protocol travels on private duplicates of the original
-//! stdin and stdout (close-on-exec, so child processes never inherit them).
-//! Descriptor 1 points at stderr and descriptor 0 at the null device, so
-//! nothing a tool prints, and nothing a child process reads, can touch the
-//! protocol stream.
+//! stdin and stdout (close-on-exec, so child processes never inherit them,
+//! and closed in forked children, see [`crate::forks`]). Descriptor 1
+//! points at stderr and descriptor 0 at the null device, so nothing a tool
+//! prints, and nothing a child process reads, can touch the protocol stream.
+//!
+//! The reader takes no new message while the server holds too much for the
+//! client (see [`crate::backpressure`]); the writer reports what it has
+//! written, so the reader resumes as the client catches up.
 
+use crate::backpressure::Backpressure;
+use crate::forks::{self, HiddenFile};
 use crate::framing::{Frame, LineReader};
+use crate::threads;
 use crate::trace::Trace;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
-use std::os::fd::{FromRawFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
@@ -22,6 +29,10 @@ const READ_POLL: Duration = Duration::from_millis(50);
 
 /// How often an idle writer checks that the client still reads its stdout.
 const IDLE_CHECK: Duration = Duration::from_millis(250);
+
+/// Output written since memory was last handed back to the system, above
+/// which an idle writer does so (see [`return_freed_memory`]).
+const TRIM_AFTER: usize = 1024 * 1024;
 
 /// Whether the reading end of the pipe behind `fd` has been closed.
 fn peer_closed(fd: RawFd) -> bool {
@@ -61,6 +72,8 @@ impl StdioGuard {
     pub fn take() -> io::Result<(StdioGuard, File, File)> {
         let protocol_in = dup_cloexec(0)?;
         let protocol_out = dup_cloexec(1)?;
+        forks::hide(protocol_in);
+        forks::hide(protocol_out);
         let guard = StdioGuard {
             protocol_in,
             protocol_out,
@@ -86,6 +99,8 @@ impl StdioGuard {
             return;
         }
         self.restored = true;
+        forks::unhide(self.protocol_in);
+        forks::unhide(self.protocol_out);
         // SAFETY: flushing all C streams and moving descriptors we own.
         unsafe {
             libc::fflush(std::ptr::null_mut());
@@ -120,13 +135,13 @@ pub fn block_signals_in_this_thread() {
 /// A file that gives up waiting for data when asked to stop, so the reader
 /// thread can end while the client is still connected (Ctrl-C at a console).
 struct StoppableInput {
-    file: File,
+    file: HiddenFile,
     stop: Arc<AtomicBool>,
 }
 
 impl Read for StoppableInput {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let fd = std::os::fd::AsRawFd::as_raw_fd(&self.file);
+        let fd = self.file.as_raw_fd();
         loop {
             if self.stop.load(Ordering::Relaxed) {
                 return Ok(0);
@@ -159,38 +174,48 @@ pub enum Inbound {
     End(Option<io::Error>),
 }
 
-/// Starts the reader thread. It stops at end of input or when `stop` is set.
+/// What the reader and writer threads tell the server besides messages.
+pub struct Events {
+    /// What is queued for the client, shared with the server.
+    pub pressure: Arc<Backpressure>,
+    /// The thread panicked, with this message.
+    pub on_panic: Box<dyn FnOnce(String) + Send>,
+}
+
+/// Starts the reader thread. It stops at end of input or when `stop` is
+/// set, and waits before each message while the server holds too much.
 pub fn spawn_reader(
     input: File,
     max_line: usize,
     stop: Arc<AtomicBool>,
     trace: Arc<Trace>,
+    events: Events,
     deliver: impl Fn(Inbound) + Send + 'static,
 ) -> io::Result<JoinHandle<()>> {
-    std::thread::Builder::new()
-        .name("mcp-reader".into())
-        .spawn(move || {
-            block_signals_in_this_thread();
-            let mut reader = LineReader::new(StoppableInput { file: input, stop }, max_line);
-            loop {
-                match reader.next_frame() {
-                    Ok(Some(frame)) => {
-                        trace.inbound(&frame);
-                        deliver(Inbound::Frame(frame));
-                    }
-                    Ok(None) => {
-                        trace.note("stdin reached its end");
-                        deliver(Inbound::End(None));
-                        return;
-                    }
-                    Err(e) => {
-                        trace.note(&format!("reading stdin failed: {e}"));
-                        deliver(Inbound::End(Some(e)));
-                        return;
-                    }
+    let file = HiddenFile::new(input);
+    let Events { pressure, on_panic } = events;
+    threads::spawn("reader", on_panic, move || {
+        let mut reader = LineReader::new(StoppableInput { file, stop }, max_line);
+        loop {
+            pressure.wait_for_input_room();
+            match reader.next_frame() {
+                Ok(Some(frame)) => {
+                    trace.inbound(&frame);
+                    deliver(Inbound::Frame(frame));
+                }
+                Ok(None) => {
+                    trace.note("stdin reached its end");
+                    deliver(Inbound::End(None));
+                    return;
+                }
+                Err(e) => {
+                    trace.note(&format!("reading stdin failed: {e}"));
+                    deliver(Inbound::End(Some(e)));
+                    return;
                 }
             }
-        })
+        }
+    })
 }
 
 /// Starts the writer thread. Each message becomes one line; the buffer is
@@ -201,47 +226,76 @@ pub fn spawn_writer(
     output: File,
     lines: mpsc::Receiver<String>,
     trace: Arc<Trace>,
+    events: Events,
     on_gone: impl FnOnce() + Send + 'static,
     done: mpsc::Sender<()>,
 ) -> io::Result<JoinHandle<()>> {
-    std::thread::Builder::new()
-        .name("mcp-writer".into())
-        .spawn(move || {
-            block_signals_in_this_thread();
-            let fd = std::os::fd::AsRawFd::as_raw_fd(&output);
-            let mut out = BufWriter::with_capacity(64 * 1024, output);
-            let result = (|| -> io::Result<()> {
-                loop {
-                    let line = match lines.recv_timeout(IDLE_CHECK) {
-                        Ok(line) => line,
-                        Err(mpsc::RecvTimeoutError::Timeout) => {
-                            // Nothing to write: notice a client that has
-                            // closed its end without waiting for a write.
-                            if peer_closed(fd) {
-                                return Err(io::Error::from(io::ErrorKind::BrokenPipe));
-                            }
-                            continue;
+    let file = HiddenFile::new(output);
+    let Events { pressure, on_panic } = events;
+    threads::spawn("writer", on_panic, move || {
+        // Dropped when this closure ends, by a return or a panic.
+        let _done = done;
+        let fd = file.as_raw_fd();
+        let mut out = BufWriter::with_capacity(64 * 1024, file);
+        let mut written_since_trim = 0;
+        let result = (|| -> io::Result<()> {
+            loop {
+                let line = match lines.recv_timeout(IDLE_CHECK) {
+                    Ok(line) => line,
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        // Nothing to write: notice a client that has
+                        // closed its end without waiting for a write.
+                        if peer_closed(fd) {
+                            return Err(io::Error::from(io::ErrorKind::BrokenPipe));
                         }
-                        Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                    };
-                    write_line(&mut out, &trace, &line)?;
-                    while let Ok(line) = lines.try_recv() {
-                        write_line(&mut out, &trace, &line)?;
+                        if written_since_trim >= TRIM_AFTER {
+                            return_freed_memory();
+                            written_since_trim = 0;
+                        }
+                        continue;
                     }
-                    out.flush()?;
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                };
+                written_since_trim += write_line(&mut out, &trace, &pressure, line)?;
+                while let Ok(line) = lines.try_recv() {
+                    written_since_trim += write_line(&mut out, &trace, &pressure, line)?;
                 }
-                out.flush()
-            })();
-            if let Err(e) = result {
-                trace.note(&format!("writing stdout failed: {e}; the client has gone"));
-                on_gone();
+                out.flush()?;
             }
-            drop(done);
-        })
+            out.flush()
+        })();
+        if let Err(e) = result {
+            trace.note(&format!("writing stdout failed: {e}; the client has gone"));
+            on_gone();
+        }
+    })
 }
 
-fn write_line(out: &mut impl Write, trace: &Trace, line: &str) -> io::Result<()> {
-    trace.outbound(line);
+/// Writes one message and its newline; returns its length, which is no
+/// longer queued once the line is in the buffer.
+fn write_line(
+    out: &mut impl Write,
+    trace: &Trace,
+    pressure: &Backpressure,
+    line: String,
+) -> io::Result<usize> {
+    trace.outbound(&line);
     out.write_all(line.as_bytes())?;
-    out.write_all(b"\n")
+    out.write_all(b"\n")?;
+    let bytes = line.len();
+    drop(line);
+    pressure.output_written(bytes);
+    Ok(bytes)
+}
+
+/// Hands memory freed after a burst back to the system. glibc keeps what
+/// each thread freed for reuse, so thousands of messages answered at once
+/// would otherwise leave the process that much larger for good; trimming
+/// once the writer falls idle after writing a lot costs a few milliseconds.
+fn return_freed_memory() {
+    // SAFETY: malloc_trim only releases memory that is free.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }

@@ -1271,3 +1271,65 @@ fn modern_logs_only_for_requests_that_ask() {
         Some("LoggingMessageNotification"),
     );
 }
+
+#[test]
+fn open_subscriptions_are_bounded_with_an_error_naming_the_limit() {
+    let mut h = Harness::new();
+    let limit = Config::default().limits.max_subscriptions;
+    for id in 0..limit as u64 {
+        let r = h.send_value(modern(
+            id,
+            "subscriptions/listen",
+            json!({"notifications":{}}),
+        ));
+        assert_eq!(r[0]["method"], "notifications/subscriptions/acknowledged");
+    }
+    let over = limit as u64;
+    let r = h.request(modern(
+        over,
+        "subscriptions/listen",
+        json!({"notifications":{}}),
+    ));
+    assert_eq!(r["id"], over);
+    assert_eq!(r["error"]["code"], -32603);
+    assert_eq!(r["error"]["data"]["limit"], limit);
+    assert!(r["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("at most {limit}")));
+    check_message(Revision::V2026_07_28, &r, None);
+    // Cancelling one makes room for another.
+    h.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#);
+    let r = h.send_value(modern(
+        over,
+        "subscriptions/listen",
+        json!({"notifications":{}}),
+    ));
+    assert_eq!(r[0]["method"], "notifications/subscriptions/acknowledged");
+}
+
+#[test]
+fn tool_calls_over_the_queue_limit_are_refused_with_an_error_naming_it() {
+    let mut h = Harness::new();
+    h.initialize("2025-11-25");
+    let limit = Config::default().limits.max_queued_calls;
+    let call = |id: usize| {
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+        "params":{"name":"add","arguments":{"x":1,"y":2}}})
+    };
+    for id in 1..=limit {
+        assert!(h.send_value(call(id)).is_empty());
+    }
+    assert_eq!(h.jobs.len(), limit);
+    let r = h.request(call(limit + 1));
+    assert_eq!(r["id"], limit + 1);
+    assert_eq!(r["error"]["code"], -32603);
+    assert_eq!(r["error"]["data"]["limit"], limit);
+    check_message(h.rev, &r, None);
+    assert_eq!(h.jobs.len(), limit, "the refused call never became a job");
+    // One finishes: the next call is taken.
+    let first = h.jobs.remove(0).id;
+    h.complete(first, Outcome::Done(text_result("3")));
+    assert!(h.send_value(call(limit + 2)).is_empty());
+    assert_eq!(h.jobs.len(), limit);
+}

@@ -80,22 +80,24 @@ fn tools() -> Vec<ToolDef> {
     ]
 }
 
-fn start(config: Config) -> (Server, Client, Arc<AtomicUsize>) {
+/// A server on pipes, with the client's ends: where it writes, where it reads.
+fn start_raw(config: Config, interrupt: Box<dyn Fn() + Send + Sync>) -> (Server, File, File) {
     let (server_in, client_out) = pipe();
     let (client_in, server_out) = pipe();
-    let interrupts = Arc::new(AtomicUsize::new(0));
-    let counter = interrupts.clone();
     let server = Server::start(
         config,
         Registry::new(tools()).unwrap(),
         server_in,
         server_out,
         None,
-        Box::new(move || {
-            counter.fetch_add(1, Ordering::SeqCst);
-        }),
+        interrupt,
     )
     .unwrap();
+    (server, client_out, client_in)
+}
+
+/// A client that reads everything the server writes, as it arrives.
+fn reading_client(client_out: File, client_in: File) -> Client {
     let (tx, lines) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(client_in).lines() {
@@ -108,11 +110,22 @@ fn start(config: Config) -> (Server, Client, Arc<AtomicUsize>) {
             }
         }
     });
-    let client = Client {
+    Client {
         input: Some(client_out),
         lines,
-    };
-    (server, client, interrupts)
+    }
+}
+
+fn start(config: Config) -> (Server, Client, Arc<AtomicUsize>) {
+    let interrupts = Arc::new(AtomicUsize::new(0));
+    let counter = interrupts.clone();
+    let (server, client_out, client_in) = start_raw(
+        config,
+        Box::new(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }),
+    );
+    (server, reading_client(client_out, client_in), interrupts)
 }
 
 fn init(client: &mut Client) {
@@ -465,4 +478,320 @@ fn a_large_valid_call_reaches_the_tool_whole() {
     assert_eq!(answer["result"]["content"][0]["text"], "19999950000");
     client.close();
     server.stop();
+}
+
+// --- Panics, back-pressure and ending early ------------------------------
+
+/// An interrupt callback that panics: a stand-in for a bug on whichever
+/// server thread interrupts R.
+fn panicking_interrupt() -> Box<dyn Fn() + Send + Sync> {
+    Box::new(|| panic!("injected fault"))
+}
+
+/// Polls until the server stops handing out work; what it said then.
+fn poll_until_done(server: &Server) -> Polled {
+    let t0 = Instant::now();
+    loop {
+        match server.poll(Duration::from_secs(1), Duration::from_millis(10), || false) {
+            Polled::Idle if t0.elapsed() < Duration::from_secs(10) => continue,
+            other => return other,
+        }
+    }
+}
+
+fn init_with_elicitation(client: &mut Client) {
+    client.send(
+        json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},
+        "clientInfo":{"name":"t","version":"1"}}}),
+    );
+    assert_eq!(client.recv()["id"], "init");
+}
+
+fn elicitation() -> Value {
+    json!({"method":"elicitation/create","params":{"message":"Name?",
+        "requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}})
+}
+
+#[test]
+fn a_panic_on_the_reader_thread_stops_the_server_with_a_clear_message() {
+    let (mut server, client_out, client_in) = start_raw(Config::default(), panicking_interrupt());
+    let mut client = reading_client(client_out, client_in);
+    init(&mut client);
+    client.send(call(1, "echo"));
+    let job = next_job(&server);
+    // The reader thread cancels the running job, and the interrupt panics.
+    client
+        .send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}));
+    let Polled::Failed(message) = poll_until_done(&server) else {
+        panic!("the server must say it failed");
+    };
+    assert_eq!(
+        message,
+        "mcpserver: internal error on the reader thread: injected fault"
+    );
+    server.complete(job.id, Outcome::Cancelled);
+    server.stop();
+}
+
+#[test]
+fn a_panic_on_the_timers_thread_stops_the_server_with_a_clear_message() {
+    let (mut server, client_out, client_in) = start_raw(Config::default(), panicking_interrupt());
+    let mut client = reading_client(client_out, client_in);
+    init(&mut client);
+    client.send(call(1, "slow"));
+    let job = next_job(&server);
+    // Its 300 ms limit passes; interrupting it panics on the timers thread.
+    let Polled::Failed(message) = poll_until_done(&server) else {
+        panic!("the server must say it failed");
+    };
+    assert_eq!(
+        message,
+        "mcpserver: internal error on the timers thread: injected fault"
+    );
+    server.complete(job.id, done_text("late"));
+    server.stop();
+}
+
+#[test]
+fn a_client_that_does_not_read_its_output_stops_the_server_reading() {
+    let mut config = Config::default();
+    config.limits.max_queued_output = 64 * 1024;
+    let (mut server, mut client_out, client_in) = start_raw(config, Box::new(|| {}));
+    // 20,000 pings, about 800 KB in and out: far more than the pipes hold.
+    let count = 20_000;
+    let (sent_tx, sent) = mpsc::channel();
+    let sender = std::thread::spawn(move || {
+        let mut burst = String::new();
+        for id in 0..count {
+            burst.push_str(&format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n"
+            ));
+        }
+        client_out.write_all(burst.as_bytes()).unwrap();
+        sent_tx.send(()).unwrap();
+        client_out
+    });
+    // Nobody reads: once the answers queued reach the bound the server
+    // stops reading, and the client's writes block.
+    assert!(
+        sent.recv_timeout(Duration::from_secs(2)).is_err(),
+        "the server took in all {count} requests with nobody reading the answers"
+    );
+    // The client reads: the server resumes, and every ping is answered.
+    let mut answered = 0;
+    let mut lines = BufReader::new(client_in).lines();
+    while answered < count {
+        let line = lines.next().expect("an answer").unwrap();
+        let msg: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(msg["id"], answered);
+        answered += 1;
+    }
+    sent.recv_timeout(Duration::from_secs(10))
+        .expect("every request was taken in");
+    drop(sender.join().unwrap());
+    assert!(matches!(poll_until_done(&server), Polled::Finished));
+    server.stop();
+}
+
+#[test]
+fn queued_calls_at_their_bound_stop_the_server_reading_until_one_ends() {
+    let mut config = Config::default();
+    config.limits.max_queued_calls = 2;
+    let (mut server, mut client, _) = start(config);
+    init(&mut client);
+    for id in 1..=5 {
+        client.send(call(id, "echo"));
+    }
+    client.send(json!({"jsonrpc":"2.0","id":"ping","method":"ping"}));
+    // Two calls are in progress at a time, so the ping is read only once
+    // call 5 is queued and one more has finished: after the answer to 4.
+    let mut order = Vec::new();
+    for _ in 1..=4 {
+        let job = next_job(&server);
+        server.complete(job.id, done_text("done"));
+        order.push(client.recv()["id"].clone());
+    }
+    order.push(client.recv()["id"].clone());
+    assert_eq!(
+        order,
+        vec![json!(1), json!(2), json!(3), json!(4), json!("ping")]
+    );
+    let job = next_job(&server);
+    server.complete(job.id, done_text("done"));
+    assert_eq!(client.recv()["id"], 5);
+    client.close();
+    assert!(matches!(poll_until_done(&server), Polled::Finished));
+    server.stop();
+}
+
+#[test]
+fn a_tool_waiting_for_input_keeps_the_server_reading_and_extra_calls_are_refused() {
+    let mut config = Config::default();
+    config.limits.max_queued_calls = 2;
+    let (mut server, mut client, _) = start(config);
+    init_with_elicitation(&mut client);
+    client.send(call(1, "echo"));
+    let job = next_job(&server);
+    let answers = server.ask(job.id, "input-1".into(), elicitation());
+    let ask = client.recv();
+    assert_eq!(ask["method"], "elicitation/create");
+    client.send(call(2, "echo"));
+    // Two calls are in progress, yet the reader goes on for the answer:
+    // a third call is refused, naming the limit.
+    client.send(call(3, "echo"));
+    let refused = client.recv();
+    assert_eq!(refused["id"], 3);
+    assert_eq!(refused["error"]["code"], -32603);
+    assert_eq!(refused["error"]["data"]["limit"], 2);
+    client.send(json!({"jsonrpc":"2.0","id":ask["id"],"result":{"action":"accept","content":{"name":"Ada"}}}));
+    let answer = answers
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the answer")
+        .expect("accepted");
+    assert_eq!(answer["content"]["name"], "Ada");
+    server.complete(job.id, done_text("hello Ada"));
+    assert_eq!(client.recv()["id"], 1);
+    let second = next_job(&server);
+    server.complete(second.id, done_text("second"));
+    assert_eq!(client.recv()["id"], 2);
+    client.close();
+    assert!(matches!(poll_until_done(&server), Polled::Finished));
+    server.stop();
+}
+
+#[test]
+fn a_closed_stdout_drops_queued_calls_unrun_and_interrupts_the_running_one() {
+    let interrupts = Arc::new(AtomicUsize::new(0));
+    let counter = interrupts.clone();
+    let (mut server, mut client_out, client_in) = start_raw(
+        Config::default(),
+        Box::new(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }),
+    );
+    let mut burst = String::new();
+    for id in 1..=20 {
+        burst.push_str(&format!("{}\n", call(id, "echo")));
+    }
+    burst.insert_str(
+        0,
+        &format!(
+            "{}\n",
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})
+        ),
+    );
+    burst.push_str(&format!(
+        "{}\n",
+        json!({"jsonrpc":"2.0","id":"sync","method":"ping"})
+    ));
+    client_out.write_all(burst.as_bytes()).unwrap();
+    let running = next_job(&server);
+    // The ping is answered once every call before it is queued.
+    let mut lines = BufReader::new(client_in).lines();
+    while serde_json::from_str::<Value>(&lines.next().unwrap().unwrap()).unwrap()["id"] != "sync" {}
+    // The client closes its end of the server's stdout.
+    drop(lines);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while interrupts.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(
+        interrupts.load(Ordering::SeqCst),
+        1,
+        "the running call is interrupted"
+    );
+    assert_eq!(
+        server.interrupt_reason(),
+        Some((running.id, Interrupt::Shutdown))
+    );
+    server.complete(running.id, Outcome::Cancelled);
+    match server.poll(Duration::from_secs(5), Duration::from_millis(10), || false) {
+        Polled::Finished => {}
+        other => panic!("the 19 queued calls must be dropped, got {other:?}"),
+    }
+    server.stop();
+    drop(client_out);
+}
+
+#[test]
+fn end_of_input_while_a_tool_waits_for_input_ends_the_call_as_cancelled() {
+    let (mut server, mut client, _) = start(Config::default());
+    init_with_elicitation(&mut client);
+    client.send(call(1, "echo"));
+    let job = next_job(&server);
+    let answers = server.ask(job.id, "input-1".into(), elicitation());
+    assert_eq!(client.recv()["method"], "elicitation/create");
+    client.close();
+    let answer = answers
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the wait ends");
+    assert_eq!(
+        answer,
+        Err("the client closed its input before answering".to_string())
+    );
+    // The handler fails on that; nothing more is sent for the call.
+    server.complete(
+        job.id,
+        Outcome::Done(common::text_result("The user could not be asked")),
+    );
+    assert!(matches!(poll_until_done(&server), Polled::Finished));
+    server.stop();
+    assert!(client.nothing_for(Duration::from_millis(200)));
+}
+
+#[test]
+fn asking_for_input_after_end_of_input_fails_at_once() {
+    let (mut server, mut client, _) = start(Config::default());
+    init_with_elicitation(&mut client);
+    client.send(call(1, "echo"));
+    let job = next_job(&server);
+    // An open subscription is closed with a result at end of input: the
+    // sign that the server has seen it.
+    client.send(
+        json!({"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{
+        "notifications":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{}}}}),
+    );
+    assert_eq!(
+        client.recv()["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    client.close();
+    assert_eq!(client.recv()["id"], "sub");
+    let answers = server.ask(job.id, "input-1".into(), elicitation());
+    assert!(answers
+        .recv_timeout(Duration::from_secs(10))
+        .expect("answered")
+        .is_err());
+    server.complete(job.id, Outcome::Cancelled);
+    assert!(matches!(poll_until_done(&server), Polled::Finished));
+    server.stop();
+}
+
+#[test]
+fn stopping_twice_waits_for_the_writer_only_once() {
+    let (mut server, mut client_out, client_in) = start_raw(Config::default(), Box::new(|| {}));
+    // Fill the pipe to the client, who never reads: the writer blocks.
+    let mut burst = String::new();
+    for id in 0..5_000 {
+        burst.push_str(&format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n"
+        ));
+    }
+    client_out.write_all(burst.as_bytes()).unwrap();
+    // Once the answers fill the pipe, the writer is stuck: stop waits its
+    // bound for it, once.
+    std::thread::sleep(Duration::from_millis(300));
+    server.stop();
+    let t0 = Instant::now();
+    server.stop();
+    drop(server);
+    assert!(
+        t0.elapsed() < Duration::from_secs(2),
+        "stopped again: {:?}",
+        t0.elapsed()
+    );
+    drop(client_in);
 }

@@ -140,7 +140,8 @@ fn server_start_(specs: List, options: Robj) -> Robj {
 #[extendr]
 impl McpServer {
     /// The next tool call as `list(id, tool, arguments)`, `NULL` if none
-    /// arrived within `timeout_ms`, or `"finished"` / `"interrupted"`.
+    /// arrived within `timeout_ms`, `"finished"` / `"interrupted"`, or
+    /// `c("failed", description)` after an internal error.
     /// @noRd
     fn poll(&self, timeout_ms: i32) -> Robj {
         let Some(server) = &self.server else {
@@ -158,6 +159,9 @@ impl McpServer {
                 Polled::Idle => return ().into(),
                 Polled::Interrupted => return "interrupted".into(),
                 Polled::Finished => return "finished".into(),
+                Polled::Failed(description) => {
+                    return vec!["failed".to_string(), description].into()
+                }
             };
             let tool = &self.tools[job.tool];
             let problems = from_json::check_arguments(&job.arguments, &tool.shapes);

@@ -290,6 +290,20 @@ impl Engine {
         out.push(Output::Answer(job, answer));
     }
 
+    /// Input ended while `job` waited for the client's answer to an input
+    /// request, so none can come: the handler learns why, and the call ends
+    /// as cancelled (nothing more is sent for it, a task is cancelled).
+    pub fn on_input_lost(&mut self, job: JobId, out: &mut Vec<Output>) {
+        self.asks.retain(|_, (j, _)| *j != job);
+        if let Some(state) = self.jobs.get_mut(&job) {
+            state.cancelled = true;
+        }
+        out.push(Output::Answer(
+            job,
+            Err("the client closed its input before answering".into()),
+        ));
+    }
+
     /// `tasks/update` answers input requests of an extension task.
     pub(super) fn answer_task_inputs(
         &mut self,

@@ -6,6 +6,7 @@
 //! starts a *legacy* session; anything else belongs to that session. Nothing
 //! here blocks or touches threads, so every rule is testable in `cargo test`.
 
+use crate::backpressure::Limits;
 use crate::jsonrpc::{self, Line, Message, RequestId};
 use crate::logging::LogLevel;
 use crate::registry::Registry;
@@ -84,6 +85,8 @@ pub struct Config {
     /// the states they accepted, so each is accepted once among them all
     /// (see `request_state`); `None` records them in memory, per process.
     pub request_state_store: Option<PathBuf>,
+    /// What one client may make the server hold.
+    pub limits: Limits,
 }
 
 impl Default for Config {
@@ -100,6 +103,7 @@ impl Default for Config {
             default_timeout: None,
             request_state_key: None,
             request_state_store: None,
+            limits: Limits::default(),
         }
     }
 }
@@ -1023,6 +1027,21 @@ impl Engine {
         client_info: Option<Value>,
         out: &mut Vec<Output>,
     ) {
+        let limit = self.config.limits.max_queued_calls;
+        if self.jobs.len() >= limit {
+            // Only while a tool waits for input does the reader go on past
+            // this many calls (see `backpressure`): refuse rather than hold more.
+            let text = jsonrpc::error(
+                Some(&id),
+                jsonrpc::INTERNAL_ERROR,
+                &format!(
+                    "Too many tool calls waiting: at most {limit} may be in progress at once; \
+                     retry when some have finished"
+                ),
+                Some(&json!({ "limit": limit })),
+            );
+            return self.respond(&id, text, out);
+        }
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             let text = invalid_params(&id, "`name` must be a string");
             return self.respond(&id, text, out);
@@ -1124,6 +1143,19 @@ impl Engine {
     /// stream is acknowledged with nothing to deliver and stays open until
     /// the client cancels it or stdin ends.
     fn listen(&mut self, id: RequestId, out: &mut Vec<Output>) {
+        let limit = self.config.limits.max_subscriptions;
+        if self.listens.len() >= limit && !self.listens.contains(&id) {
+            let text = jsonrpc::error(
+                Some(&id),
+                jsonrpc::INTERNAL_ERROR,
+                &format!(
+                    "Too many open subscriptions: at most {limit} may be open at once; \
+                     cancel one first"
+                ),
+                Some(&json!({ "limit": limit })),
+            );
+            return self.respond(&id, text, out);
+        }
         let params = json!({
             "notifications": {},
             "_meta": { META_SUBSCRIPTION: raw_json(id.as_json()) }
