@@ -4,7 +4,7 @@ mod common;
 
 use common::done_text;
 
-use mcp_core::board::Interrupt;
+use mcp_core::board::{Interrupt, Interrupter};
 use mcp_core::engine::{Config, Outcome};
 use mcp_core::registry::Registry;
 use mcp_core::server::{Polled, Server};
@@ -83,9 +83,12 @@ fn start(config: Config) -> (Server, Client, Arc<AtomicUsize>) {
         server_in,
         server_out,
         None,
-        Box::new(move || {
-            counter.fetch_add(1, Ordering::SeqCst);
-        }),
+        Interrupter::new(
+            move || {
+                counter.fetch_add(1, Ordering::SeqCst);
+            },
+            || {},
+        ),
     )
     .unwrap();
     let (tx, lines) = mpsc::channel();
@@ -317,9 +320,12 @@ fn a_vanished_client_ends_the_server() {
         server_in,
         server_out,
         None,
-        Box::new(move || {
-            counter.fetch_add(1, Ordering::SeqCst);
-        }),
+        Interrupter::new(
+            move || {
+                counter.fetch_add(1, Ordering::SeqCst);
+            },
+            || {},
+        ),
     )
     .unwrap();
     // The client stops reading (its end of our stdout closes) mid-call.
