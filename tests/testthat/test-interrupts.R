@@ -68,3 +68,30 @@ test_that("a time limit that runs out as a large value is sent never hits the ne
   }
   expect_equal(finish(client), 0L)
 })
+
+# Waits (generously) until a `nap` call has started.
+wait_for_start <- function(marker) {
+  deadline <- Sys.time() + 10
+  while (!file.exists(marker) && Sys.time() < deadline) Sys.sleep(0.02)
+  expect_true(file.exists(marker), label = "the call started")
+}
+
+test_that("a person's Ctrl-C during a call still stops serving, after the server's own interrupts", {
+  client <- start_server(fixture("interrupts.R"))
+  initialize(client)
+  first <- withr::local_tempfile()
+  send_line(client, call_msg("first", "nap", list(marker = first)))
+  wait_for_start(first)
+  send_line(client, cancel_msg("first"))
+  send_line(client, call_msg("after", "slow", list(seconds = 0)))
+  expect_slept(answer_to(client, "after"), "the call after a cancel")
+  second <- withr::local_tempfile()
+  send_line(client, call_msg("second", "nap", list(marker = second)))
+  wait_for_start(second)
+  client$proc$signal(tools::SIGINT)
+  answer <- answer_to(client, "second")
+  expect_match(answer$result$content[[1]]$text, "interrupted at the server, which is shutting down", fixed = TRUE)
+  client$proc$wait(10000)
+  expect_false(client$proc$is_alive())
+  expect_match(client$proc$read_all_error(), "stopped by an interrupt", fixed = TRUE)
+})
