@@ -73,10 +73,17 @@ fn tools() -> Vec<ToolDef> {
 }
 
 fn start(config: Config) -> (Server, Client, Arc<AtomicUsize>) {
+    let (server, client, interrupts, _) = start_counting(config);
+    (server, client, interrupts)
+}
+
+/// A server whose stand-in for R counts the interrupts sent and settled.
+fn start_counting(config: Config) -> (Server, Client, Arc<AtomicUsize>, Arc<AtomicUsize>) {
     let (server_in, client_out) = pipe();
     let (client_in, server_out) = pipe();
     let interrupts = Arc::new(AtomicUsize::new(0));
-    let counter = interrupts.clone();
+    let settled = Arc::new(AtomicUsize::new(0));
+    let (sent, done) = (interrupts.clone(), settled.clone());
     let server = Server::start(
         config,
         Registry::new(tools()).unwrap(),
@@ -85,9 +92,11 @@ fn start(config: Config) -> (Server, Client, Arc<AtomicUsize>) {
         None,
         Interrupter::new(
             move || {
-                counter.fetch_add(1, Ordering::SeqCst);
+                sent.fetch_add(1, Ordering::SeqCst);
             },
-            || {},
+            move || {
+                done.fetch_add(1, Ordering::SeqCst);
+            },
         ),
     )
     .unwrap();
@@ -107,7 +116,7 @@ fn start(config: Config) -> (Server, Client, Arc<AtomicUsize>) {
         input: Some(client_out),
         lines,
     };
-    (server, client, interrupts)
+    (server, client, interrupts, settled)
 }
 
 fn init(client: &mut Client) {
@@ -217,6 +226,51 @@ fn a_cancelled_queued_call_never_runs_and_a_running_one_is_interrupted() {
     server.complete(next.id, done_text("third"));
     let answer = client.recv();
     assert_eq!(answer["id"], 3, "nothing was sent for the cancelled calls");
+    client.close();
+    server.stop();
+}
+
+#[test]
+fn a_cancel_as_a_call_finishes_is_settled_with_it_and_never_reaches_the_next() {
+    let (mut server, mut client, interrupts, settled) = start_counting(Config::default());
+    init(&mut client);
+    client.send(call(1, "echo"));
+    let first = next_job(&server);
+    // The cancel lands while R is still handing back the first call's result.
+    client
+        .send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while interrupts.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(interrupts.load(Ordering::SeqCst), 1);
+    server.complete(first.id, done_text("finished anyway"));
+    assert_eq!(
+        settled.load(Ordering::SeqCst),
+        1,
+        "settled by the thread that ended the call, as it ended"
+    );
+    assert_eq!(
+        server.interrupt_reason(),
+        None,
+        "no reason outlives its call"
+    );
+    client.send(call(2, "echo"));
+    let second = next_job(&server);
+    assert_eq!(
+        server.interrupt_reason(),
+        None,
+        "an interrupt R sees now is a person's Ctrl-C"
+    );
+    // A late cancel for the first call interrupts nothing either.
+    client
+        .send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}));
+    client.send(json!({"jsonrpc":"2.0","id":"sync","method":"ping"}));
+    assert_eq!(client.recv()["id"], "sync");
+    assert_eq!(interrupts.load(Ordering::SeqCst), 1);
+    server.complete(second.id, done_text("second"));
+    assert_eq!(client.recv()["result"]["content"][0]["text"], "second");
+    assert_eq!(settled.load(Ordering::SeqCst), 1, "nothing to settle");
     client.close();
     server.stop();
 }
