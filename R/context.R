@@ -19,7 +19,10 @@
 #' * `mcp_cancelled()` tells whether the client cancelled the call. A cancel
 #'   interrupts the tool's R code as Ctrl-C would (so `on.exit()` handlers
 #'   run); `mcp_cancelled()` is for code that catches that interrupt, or runs
-#'   C code that never checks for interrupts, and wants to stop cleanly.
+#'   C code that never checks for interrupts, and wants to stop cleanly. A
+#'   cancel or time limit only ever interrupts the call it was meant for:
+#'   one that arrives as the call finishes is dropped, never delivered to
+#'   the next call.
 #' * `mcp_request()` describes the request being served.
 #'
 #' @param progress How far the work has come (any increasing number).
@@ -34,7 +37,9 @@
 #'   `mcp_request()`: `NULL` outside a tool call, otherwise a list with
 #'   `request_id`, `tool`, `protocol_version`, `client` (the client's name
 #'   and version as it reported them), `meta` (the request's `_meta`, e.g.
-#'   a `traceparent`), `progress_token` and `log_level`.
+#'   a `traceparent`), `progress_token` and `log_level`. If the request
+#'   holds text R cannot (a NUL character, say in the client's name),
+#'   `mcp_request()` raises an error naming the field.
 #' @examples
 #' fit_models <- function(n = 3) {
 #'   for (i in seq_len(n)) {
@@ -99,5 +104,5 @@ mcp_cancelled <- function() {
 #' @export
 mcp_request <- function() {
   if (is.null(current_call())) return(NULL)
-  the$server$request_context()
+  rust(the$server$request_context())
 }

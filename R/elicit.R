@@ -34,7 +34,9 @@
 #'   [type_string()], [type_number()], [type_integer()], [type_boolean()] or
 #'   [type_enum()] of strings, or a named list of such helpers.
 #' @return A list with `action` (`"accept"`, `"decline"` or `"cancel"`) and,
-#'   when accepted, `content`: a named list of the answers.
+#'   when accepted, `content`: a named list of the answers. An answer
+#'   holding text R cannot (a NUL character) raises an error naming the
+#'   field.
 #' @examples
 #' greet <- function() {
 #'   answer <- mcp_elicit("What is your name?", list(name = type_string()))
@@ -65,6 +67,7 @@ mcp_elicit <- function(message, schema = list()) {
     )),
     interrupted = stop(structure(class = c("interrupt", "condition"), list(message = "", call = NULL))),
     unavailable = abort(paste0("Cannot ask the user for input: ", answer$value, ".")),
+    unusable = abort(paste0("The user's answer cannot be used: ", answer$value, ".")),
     abort(paste0("The user could not be asked: ", answer$value))
   )
 }

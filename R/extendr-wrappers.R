@@ -23,7 +23,8 @@ base64_encode_ <- function(bytes) .Call(wrap__base64_encode_, bytes)
 #' @noRd
 json_encode_ <- function(x, pretty) .Call(wrap__json_encode_, x, pretty)
 
-#' JSON text as an R value, in mcplite's shapes (arrays as lists).
+#' JSON text as an R value, in mcplite's shapes (arrays as lists), or an
+#' error (invalid JSON, or text R cannot hold, such as a NUL character).
 #' @noRd
 json_decode_ <- function(text) .Call(wrap__json_decode_, text)
 
@@ -182,9 +183,13 @@ McpClientProcess$alive <- function() .Call(wrap__McpClientProcess__alive, self)
 #'}
 #'}
 #'
-#'\subsection{Method `complete_interrupted`}{
-#'The handler was interrupted. Says why: `"cancelled"`, `"timeout"`,
-#'`"shutdown"` (the client left) or `"user"` (Ctrl-C at the console).
+#'\subsection{Method `interrupted`}{
+#'R caught an interrupt, in a handler or in its loop. Ends the call R
+#'is running, if any, the way the server's interrupt for it says, and
+#'tells R why: `"cancelled"`, `"timeout"`, `"shutdown"` (the client
+#'left), or `"user"` for any other interrupt (Ctrl-C at the console),
+#'which stops serving. Race-free: the server interrupts only the job
+#'that is running, and settles that interrupt as the job ends.
 #' \subsection{noRd}{
 #'
 #'}
@@ -212,7 +217,8 @@ McpClientProcess$alive <- function() .Call(wrap__McpClientProcess__alive, self)
 #'}
 #'
 #'\subsection{Method `request_context`}{
-#'What a handler may know about the request it serves (`mcp_request()`).
+#'What a handler may know about the request it serves (`mcp_request()`),
+#'or an error naming a value R cannot hold (a NUL character).
 #' \subsection{noRd}{
 #'
 #'}
@@ -223,9 +229,10 @@ McpClientProcess$alive <- function() .Call(wrap__McpClientProcess__alive, self)
 #'`list(status, value)`: `"answer"` with the answer (`list(action,
 #'content)`); `"needs_input"` when the call must end here (the engine
 #'answers it with an `input_required` result to retry, or with -32021
-#'when the request did not declare elicitation); `"unavailable"` or `"failed"`
-#'with the reason; `"interrupted"` when an interrupt arrived while
-#'waiting (R raises it again).
+#'when the request did not declare elicitation); `"unavailable"`,
+#'`"failed"` or `"unusable"` (an answer R cannot hold) with the reason;
+#'`"interrupted"` when an interrupt arrived while waiting (R raises it
+#'again).
 #' \subsection{noRd}{
 #'
 #'}
@@ -233,14 +240,6 @@ McpClientProcess$alive <- function() .Call(wrap__McpClientProcess__alive, self)
 #'
 #'\subsection{Method `complete_input_required`}{
 #'The handler stopped at an input request: answer with `input_required`.
-#' \subsection{noRd}{
-#'
-#'}
-#'}
-#'
-#'\subsection{Method `interrupt_was_ours`}{
-#'Whether the server itself sent the interrupt R just caught (a cancel
-#'or timeout whose job has ended), as opposed to Ctrl-C.
 #' \subsection{noRd}{
 #'
 #'}
@@ -261,7 +260,7 @@ McpServer$complete_value <- function(job, tool, value) .Call(wrap__McpServer__co
 
 McpServer$complete_error <- function(job, message) .Call(wrap__McpServer__complete_error, self, job, message)
 
-McpServer$complete_interrupted <- function(job) .Call(wrap__McpServer__complete_interrupted, self, job)
+McpServer$interrupted <- function() .Call(wrap__McpServer__interrupted, self)
 
 McpServer$progress <- function(job, progress, total, message) .Call(wrap__McpServer__progress, self, job, progress, total, message)
 
@@ -274,8 +273,6 @@ McpServer$request_context <- function() .Call(wrap__McpServer__request_context, 
 McpServer$elicit <- function(key, message, schema) .Call(wrap__McpServer__elicit, self, key, message, schema)
 
 McpServer$complete_input_required <- function(job) .Call(wrap__McpServer__complete_input_required, self, job)
-
-McpServer$interrupt_was_ours <- function() .Call(wrap__McpServer__interrupt_was_ours, self)
 
 McpServer$stop <- function() .Call(wrap__McpServer__stop, self)
 

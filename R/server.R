@@ -181,13 +181,16 @@ bind_methods <- function(server) {
 }
 
 # The R side of the server loop: wait for a call, run it, hand back the
-# outcome. Interrupts the server sent for a call that has already ended are
-# recognised and ignored; any other interrupt (Ctrl-C) stops serving.
+# outcome. The server interrupts only the call it means (a cancel, a time
+# limit), and none of its interrupts outlives that call. An interrupt caught
+# out here, between calls or before a call's own handler is set up, goes to
+# the server too: it ends the call it was meant for and serving goes on; any
+# other interrupt (Ctrl-C) stops serving.
 serve <- function(server, tools) {
   repeat {
     status <- tryCatch(
       serve_calls(server, tools),
-      interrupt = function(e) if (server$interrupt_was_ours()) "continue" else "interrupted"
+      interrupt = function(e) if (identical(server$interrupted(), "user")) "interrupted" else "continue"
     )
     if (!identical(status, "continue")) return(status)
   }
@@ -225,7 +228,7 @@ run_job <- function(server, job, handler) {
       server$complete_error(job$id, conditionMessage(e))
       "error"
     },
-    interrupt = function(e) server$complete_interrupted(job$id),
+    interrupt = function(e) server$interrupted(),
     mcpserver_input_required = function(e) {
       server$complete_input_required(job$id)
       "input required"

@@ -31,6 +31,11 @@
 #' partially). An argument the client leaves out takes the function's
 #' default; `null` for an optional argument counts as leaving it out.
 #'
+#' R strings cannot hold a NUL character (`\u0000` in JSON): a call with
+#' one in any argument (value or name, however deeply nested) is answered
+#' with a tool error naming where it is, e.g. `options.note: text with a NUL
+#' character`, and the tool is not run.
+#'
 #' @section Results: R to JSON:
 #' A tool's return value becomes the result the client receives:
 #'

@@ -19,7 +19,14 @@ send_call <- function(client, id, name, arguments = setNames(list(), character()
 
 start_long <- function(era, env = parent.frame()) {
   client <- start_server(fixture("long.R"), env = env)
-  if (era == "legacy") initialize(client) else client$rev <- "2026-07-28"
+  if (era == "legacy") {
+    initialize(client)
+  } else {
+    # Wait until it serves, as the handshake does for the legacy era, so
+    # that a test's pauses start with the server up, not with R's start-up.
+    client$rev <- "2026-07-28"
+    request(client, "up", "server/discover", list(`_meta` = modern_meta()))
+  }
   client
 }
 

@@ -92,3 +92,15 @@ test_that("declared types shape arguments, and they map back", {
   args <- mcpserver:::arguments_for_test_(list(attr(untyped, "mcpserver_tool")), 1L, '{"nums":[1,2]}')
   expect_identical(args$nums, list(1L, 2L))
 })
+
+test_that("JSON text R cannot hold (a NUL) is an error naming where it is", {
+  out <- mcpserver:::json_decode_('{"a":["ok","b\\u0000"]}')
+  expect_s3_class(out, "mcpserver_rust_error")
+  expect_identical(out$message, "JSON that R cannot hold: $.a[1]: text with a NUL character (\\u0000), which R strings cannot hold")
+  out <- mcpserver:::json_decode_('{"k\\u0000":1}')
+  expect_match(out$message, "$.k\\u0000: a name with a NUL character", fixed = TRUE)
+  expect_error(type_from_schema('{"type":"string","description":"a\\u0000"}'), "$.description: text with a NUL", fixed = TRUE)
+  spec <- list(attr(tool(function(s) NULL, "d", name = "f", arguments = list(s = type_string())), "mcpserver_tool"))
+  out <- mcpserver:::arguments_for_test_(spec, 1L, '{"s":"x\\u0000"}')
+  expect_identical(out$message, "s: text with a NUL character (\\u0000), which R strings cannot hold")
+})

@@ -1,14 +1,26 @@
-//! Which job the tool thread is running, and why the server interrupted it.
+//! Which job the tool thread is running, and the interrupts the server sends
+//! it.
 //!
-//! Shared by the threads that cancel and time out jobs (reader, timers) and the tool
-//! thread (which starts and ends them). Interrupting goes through a callback
-//! so the protocol engine stays free of R: the R bindings send SIGINT to R's
-//! main thread, tests just count.
+//! Shared by the threads that cancel and time out jobs (reader, timers,
+//! writer) and the tool thread (which begins and ends them). An interrupt is
+//! tied to the job it is aimed at, so it can never reach another one:
+//!
+//! - it is sent only while that job is current, at most once per job, under
+//!   the board's lock (so the job cannot end in between);
+//! - when the tool thread ends a job that was interrupted, it first settles
+//!   the interrupt (still under the lock): after that, the interrupt is
+//!   neither pending nor on its way.
+//!
+//! So whatever interrupt the tool thread sees outside a job, or in a job the
+//! board did not interrupt, came from someone else (a person's Ctrl-C).
+//! Sending and settling go through callbacks, keeping the engine free of R:
+//! for R, sending is SIGINT to its main thread, settling is delivering that
+//! signal and clearing R's pending-interrupt flag; tests just count.
 
 use crate::engine::JobId;
 use std::collections::HashSet;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Why the server interrupted a running job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,9 +33,27 @@ pub enum Interrupt {
     Shutdown,
 }
 
-/// An interrupt whose job ended before R noticed it stays recognisable for
-/// this long, so it is not mistaken for a person's Ctrl-C.
-const STALE_AFTER: Duration = Duration::from_secs(2);
+/// How the server reaches the thread that runs tools.
+pub struct Interrupter {
+    /// Makes the tool thread notice an interrupt. Called from other threads.
+    pub send: Box<dyn Fn() + Send + Sync>,
+    /// Called on the tool thread as a job that was interrupted ends. When it
+    /// returns, no interrupt that `send` made may be pending or still on its
+    /// way to the tool thread.
+    pub settle: Box<dyn Fn() + Send + Sync>,
+}
+
+impl Interrupter {
+    pub fn new(
+        send: impl Fn() + Send + Sync + 'static,
+        settle: impl Fn() + Send + Sync + 'static,
+    ) -> Interrupter {
+        Interrupter {
+            send: Box::new(send),
+            settle: Box::new(settle),
+        }
+    }
+}
 
 #[derive(Default)]
 struct State {
@@ -32,19 +62,20 @@ struct State {
     cancelled: HashSet<JobId>,
     /// The running job has been cancelled (for handlers that check).
     current_cancelled: bool,
-    reason: Option<(JobId, Interrupt, Instant)>,
+    /// Why the running job was interrupted, if it was.
+    interrupted: Option<Interrupt>,
 }
 
 pub struct Board {
     state: Mutex<State>,
-    interrupt: Box<dyn Fn() + Send + Sync>,
+    interrupter: Interrupter,
 }
 
 impl Board {
-    pub fn new(interrupt: Box<dyn Fn() + Send + Sync>) -> Board {
+    pub fn new(interrupter: Interrupter) -> Board {
         Board {
             state: Mutex::new(State::default()),
-            interrupt,
+            interrupter,
         }
     }
 
@@ -63,15 +94,21 @@ impl Board {
         }
         s.current = Some(job);
         s.current_cancelled = false;
+        s.interrupted = None;
         true
     }
 
-    /// The tool thread is done with `job`.
+    /// The tool thread is done with `job`. Called on the tool thread: if the
+    /// job was interrupted, the interrupt is settled here, under the lock, so
+    /// none is left over for whatever the tool thread runs next.
     pub fn end(&self, job: JobId) {
         let mut s = self.lock();
         if s.current == Some(job) {
             s.current = None;
             s.current_cancelled = false;
+            if s.interrupted.take().is_some() {
+                (self.interrupter.settle)();
+            }
         }
         s.cancelled.remove(&job);
     }
@@ -92,18 +129,18 @@ impl Board {
         let mut s = self.lock();
         if s.current == Some(job) {
             s.current_cancelled = true;
-            self.fire(&mut s, job, Interrupt::Cancel);
+            self.fire(&mut s, Interrupt::Cancel);
         } else {
             s.cancelled.insert(job);
         }
     }
 
-    /// Interrupts `job` if it is the one running. The lock is held while the
-    /// interrupt is sent, so the job cannot end and another begin in between.
+    /// Interrupts `job` if it is the one running (true then, also when it
+    /// had been interrupted already).
     pub fn interrupt_if_current(&self, job: JobId, why: Interrupt) -> bool {
         let mut s = self.lock();
         if s.current == Some(job) {
-            self.fire(&mut s, job, why);
+            self.fire(&mut s, why);
             true
         } else {
             false
@@ -113,23 +150,26 @@ impl Board {
     /// Interrupts whatever job is running.
     pub fn interrupt_current(&self, why: Interrupt) {
         let mut s = self.lock();
-        if let Some(job) = s.current {
-            self.fire(&mut s, job, why);
+        if s.current.is_some() {
+            self.fire(&mut s, why);
         }
     }
 
-    fn fire(&self, s: &mut State, job: JobId, why: Interrupt) {
-        s.reason = Some((job, why, Instant::now()));
-        (self.interrupt)();
+    /// Interrupts the current job, once: the first reason stands, and one
+    /// interrupt is enough to stop it.
+    fn fire(&self, s: &mut State, why: Interrupt) {
+        if s.interrupted.is_none() {
+            s.interrupted = Some(why);
+            (self.interrupter.send)();
+        }
     }
 
-    /// Why the server interrupted, consumed by the call. Reasons for a job
-    /// that has since ended count only briefly (see [`STALE_AFTER`]).
-    pub fn take_reason(&self) -> Option<(JobId, Interrupt)> {
-        let mut s = self.lock();
-        let (job, why, at) = s.reason.take()?;
-        let fresh = s.current == Some(job) || at.elapsed() < STALE_AFTER;
-        fresh.then_some((job, why))
+    /// The running job and why the server interrupted it; `None` if no job
+    /// runs or the server did not interrupt it (so an interrupt the tool
+    /// thread sees came from elsewhere).
+    pub fn interrupted(&self) -> Option<(JobId, Interrupt)> {
+        let s = self.lock();
+        Some((s.current?, s.interrupted?))
     }
 }
 
@@ -139,59 +179,125 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
-    fn board() -> (Board, Arc<AtomicUsize>) {
-        let count = Arc::new(AtomicUsize::new(0));
-        let c = count.clone();
-        let board = Board::new(Box::new(move || {
-            c.fetch_add(1, Ordering::SeqCst);
-        }));
-        (board, count)
+    struct Counts {
+        sent: Arc<AtomicUsize>,
+        settled: Arc<AtomicUsize>,
+    }
+
+    impl Counts {
+        fn sent(&self) -> usize {
+            self.sent.load(Ordering::SeqCst)
+        }
+        fn settled(&self) -> usize {
+            self.settled.load(Ordering::SeqCst)
+        }
+    }
+
+    fn board() -> (Board, Counts) {
+        let counts = Counts {
+            sent: Arc::new(AtomicUsize::new(0)),
+            settled: Arc::new(AtomicUsize::new(0)),
+        };
+        let (sent, settled) = (counts.sent.clone(), counts.settled.clone());
+        let board = Board::new(Interrupter::new(
+            move || {
+                sent.fetch_add(1, Ordering::SeqCst);
+            },
+            move || {
+                settled.fetch_add(1, Ordering::SeqCst);
+            },
+        ));
+        (board, counts)
     }
 
     #[test]
     fn a_queued_job_cancelled_never_begins() {
-        let (b, fired) = board();
+        let (b, counts) = board();
         b.cancel(7);
         assert!(!b.begin(7));
-        assert_eq!(fired.load(Ordering::SeqCst), 0);
+        assert_eq!(counts.sent(), 0);
         assert!(b.begin(8));
         assert_eq!(b.current(), Some(8));
     }
 
     #[test]
     fn a_running_job_cancelled_is_interrupted_with_a_reason() {
-        let (b, fired) = board();
+        let (b, counts) = board();
         assert!(b.begin(1));
         b.cancel(1);
-        assert_eq!(fired.load(Ordering::SeqCst), 1);
+        assert_eq!(counts.sent(), 1);
         assert!(b.is_cancelled(1));
-        assert_eq!(b.take_reason(), Some((1, Interrupt::Cancel)));
-        assert_eq!(b.take_reason(), None);
+        assert_eq!(b.interrupted(), Some((1, Interrupt::Cancel)));
         b.end(1);
         assert!(!b.is_cancelled(1));
+        assert_eq!(counts.settled(), 1);
     }
 
     #[test]
     fn timeouts_hit_only_the_job_they_were_set_for() {
-        let (b, fired) = board();
+        let (b, counts) = board();
         assert!(b.begin(1));
         b.end(1);
         assert!(b.begin(2));
         let limit = Duration::from_secs(1);
         assert!(!b.interrupt_if_current(1, Interrupt::Timeout(limit)));
-        assert_eq!(fired.load(Ordering::SeqCst), 0);
+        assert_eq!(counts.sent(), 0);
         assert!(b.interrupt_if_current(2, Interrupt::Timeout(limit)));
-        assert_eq!(b.take_reason(), Some((2, Interrupt::Timeout(limit))));
+        assert_eq!(b.interrupted(), Some((2, Interrupt::Timeout(limit))));
     }
 
     #[test]
-    fn no_reason_means_someone_else_interrupted() {
-        let (b, _) = board();
-        assert!(b.begin(3));
-        assert_eq!(b.take_reason(), None);
+    fn a_job_is_interrupted_once_and_the_first_reason_stands() {
+        let (b, counts) = board();
+        assert!(b.begin(4));
+        let limit = Duration::from_millis(50);
+        assert!(b.interrupt_if_current(4, Interrupt::Timeout(limit)));
+        b.cancel(4);
         b.interrupt_current(Interrupt::Shutdown);
+        assert_eq!(counts.sent(), 1);
+        assert_eq!(b.interrupted(), Some((4, Interrupt::Timeout(limit))));
+        assert!(b.is_cancelled(4), "the cancel is still recorded");
+    }
+
+    #[test]
+    fn an_interrupt_is_settled_as_its_job_ends_and_never_outlives_it() {
+        let (b, counts) = board();
+        assert!(b.begin(5));
+        b.cancel(5);
+        b.end(5);
+        assert_eq!(counts.settled(), 1, "settled by the end of its job");
+        // The interrupt the job ended with is nobody's reason any more: an
+        // interrupt seen now, or in the next job, is someone else's.
+        assert_eq!(b.interrupted(), None);
+        assert!(b.begin(6));
+        assert_eq!(b.interrupted(), None);
+        // Late news for the ended job interrupts nothing.
+        b.cancel(5);
+        assert!(!b.interrupt_if_current(5, Interrupt::Timeout(Duration::from_secs(1))));
+        assert_eq!(counts.sent(), 1);
+        // The next job can be interrupted in its turn.
+        b.cancel(6);
+        assert_eq!(counts.sent(), 2);
+        assert_eq!(b.interrupted(), Some((6, Interrupt::Cancel)));
+    }
+
+    #[test]
+    fn a_job_never_interrupted_ends_without_settling() {
+        let (b, counts) = board();
+        assert!(b.begin(3));
+        assert_eq!(b.interrupted(), None);
         b.end(3);
-        // The job ended before R saw the interrupt: still recognised as ours.
-        assert_eq!(b.take_reason(), Some((3, Interrupt::Shutdown)));
+        b.interrupt_current(Interrupt::Shutdown);
+        assert_eq!((counts.sent(), counts.settled()), (0, 0));
+    }
+
+    #[test]
+    fn ending_another_job_leaves_the_current_one_alone() {
+        let (b, counts) = board();
+        assert!(b.begin(9));
+        b.cancel(9);
+        b.end(8);
+        assert_eq!(b.interrupted(), Some((9, Interrupt::Cancel)));
+        assert_eq!(counts.settled(), 0);
     }
 }

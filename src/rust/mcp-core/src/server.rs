@@ -17,7 +17,7 @@
 //! tells the R thread to stop.
 
 use crate::backpressure::Backpressure;
-use crate::board::{Board, Interrupt};
+use crate::board::{Board, Interrupt, Interrupter};
 use crate::engine::{Config, Engine, Job, JobId, Outcome, Output, Progress};
 use crate::framing::Frame;
 use crate::jsonrpc;
@@ -309,15 +309,16 @@ fn events(shared: &Arc<Shared>, thread: &'static str) -> Events {
 
 impl Server {
     /// Serves on the process's stdin and stdout, which are moved to private
-    /// descriptors until [`Server::stop`]. `interrupt` must make the thread
-    /// that runs tools notice an interrupt (for R: SIGINT to its main thread).
+    /// descriptors until [`Server::stop`]. `interrupter` makes the thread
+    /// that runs tools notice an interrupt, and settles it as the job ends
+    /// (see [`crate::board`]).
     pub fn start_stdio(
         config: Config,
         registry: Registry,
-        interrupt: Box<dyn Fn() + Send + Sync>,
+        interrupter: Interrupter,
     ) -> io::Result<Server> {
         let (guard, input, output) = StdioGuard::take()?;
-        Server::start(config, registry, input, output, Some(guard), interrupt)
+        Server::start(config, registry, input, output, Some(guard), interrupter)
     }
 
     /// Serves on the given files (pipes in tests).
@@ -327,7 +328,7 @@ impl Server {
         input: File,
         output: File,
         guard: Option<StdioGuard>,
-        interrupt: Box<dyn Fn() + Send + Sync>,
+        interrupter: Interrupter,
     ) -> io::Result<Server> {
         let config = Arc::new(config);
         let registry = Arc::new(registry);
@@ -344,7 +345,7 @@ impl Server {
             engine: Mutex::new(Engine::new(config.clone(), registry.clone())),
             writer: Mutex::new(Some(line_tx)),
             jobs: Mutex::new(Some(job_tx)),
-            board: Arc::new(Board::new(interrupt)),
+            board: Arc::new(Board::new(interrupter)),
             replies: Mutex::new(HashMap::new()),
             input_ended: AtomicBool::new(false),
             closing: AtomicBool::new(false),
@@ -467,9 +468,10 @@ impl Server {
         }
     }
 
-    /// Reports how a job ended. A result is checked and rendered here, on
-    /// the caller's thread and without the engine's lock, so a large one
-    /// never delays the answers to other requests.
+    /// Reports how a job ended; called on the thread that runs tools (it
+    /// settles an interrupt sent for the job). A result is checked and
+    /// rendered here, on the caller's thread and without the engine's lock,
+    /// so a large one never delays the answers to other requests.
     pub fn complete(&self, job: JobId, outcome: Outcome) {
         self.shared.board.end(job);
         // An input request it left unanswered (it was interrupted) waits no more.
@@ -543,10 +545,11 @@ impl Server {
         self.shared.board.is_cancelled(job)
     }
 
-    /// Why the tool thread was interrupted, if the server did it: consumed
-    /// by the call. `None` means the interrupt came from elsewhere (Ctrl-C).
+    /// The running job and why the server interrupted it. `None` means an
+    /// interrupt the tool thread sees came from elsewhere (Ctrl-C): the
+    /// server's own interrupts never outlive their job.
     pub fn interrupt_reason(&self) -> Option<(JobId, Interrupt)> {
-        self.shared.board.take_reason()
+        self.shared.board.interrupted()
     }
 
     /// Stops serving: delivers what is queued for stdout (bounded wait),

@@ -4,7 +4,7 @@ mod common;
 
 use common::done_text;
 
-use mcp_core::board::Interrupt;
+use mcp_core::board::{Interrupt, Interrupter};
 use mcp_core::engine::{Config, Outcome};
 use mcp_core::registry::Registry;
 use mcp_core::server::{Polled, Server};
@@ -81,7 +81,7 @@ fn tools() -> Vec<ToolDef> {
 }
 
 /// A server on pipes, with the client's ends: where it writes, where it reads.
-fn start_raw(config: Config, interrupt: Box<dyn Fn() + Send + Sync>) -> (Server, File, File) {
+fn start_raw(config: Config, interrupter: Interrupter) -> (Server, File, File) {
     let (server_in, client_out) = pipe();
     let (client_in, server_out) = pipe();
     let server = Server::start(
@@ -90,7 +90,7 @@ fn start_raw(config: Config, interrupt: Box<dyn Fn() + Send + Sync>) -> (Server,
         server_in,
         server_out,
         None,
-        interrupt,
+        interrupter,
     )
     .unwrap();
     (server, client_out, client_in)
@@ -117,15 +117,32 @@ fn reading_client(client_out: File, client_in: File) -> Client {
 }
 
 fn start(config: Config) -> (Server, Client, Arc<AtomicUsize>) {
+    let (server, client, interrupts, _) = start_counting(config);
+    (server, client, interrupts)
+}
+
+/// A server whose stand-in for R counts the interrupts sent and settled.
+fn start_counting(config: Config) -> (Server, Client, Arc<AtomicUsize>, Arc<AtomicUsize>) {
     let interrupts = Arc::new(AtomicUsize::new(0));
-    let counter = interrupts.clone();
+    let settled = Arc::new(AtomicUsize::new(0));
+    let (sent, done) = (interrupts.clone(), settled.clone());
     let (server, client_out, client_in) = start_raw(
         config,
-        Box::new(move || {
-            counter.fetch_add(1, Ordering::SeqCst);
-        }),
+        Interrupter::new(
+            move || {
+                sent.fetch_add(1, Ordering::SeqCst);
+            },
+            move || {
+                done.fetch_add(1, Ordering::SeqCst);
+            },
+        ),
     );
-    (server, reading_client(client_out, client_in), interrupts)
+    (
+        server,
+        reading_client(client_out, client_in),
+        interrupts,
+        settled,
+    )
 }
 
 fn init(client: &mut Client) {
@@ -240,6 +257,51 @@ fn a_cancelled_queued_call_never_runs_and_a_running_one_is_interrupted() {
 }
 
 #[test]
+fn a_cancel_as_a_call_finishes_is_settled_with_it_and_never_reaches_the_next() {
+    let (mut server, mut client, interrupts, settled) = start_counting(Config::default());
+    init(&mut client);
+    client.send(call(1, "echo"));
+    let first = next_job(&server);
+    // The cancel lands while R is still handing back the first call's result.
+    client
+        .send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while interrupts.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(interrupts.load(Ordering::SeqCst), 1);
+    server.complete(first.id, done_text("finished anyway"));
+    assert_eq!(
+        settled.load(Ordering::SeqCst),
+        1,
+        "settled by the thread that ended the call, as it ended"
+    );
+    assert_eq!(
+        server.interrupt_reason(),
+        None,
+        "no reason outlives its call"
+    );
+    client.send(call(2, "echo"));
+    let second = next_job(&server);
+    assert_eq!(
+        server.interrupt_reason(),
+        None,
+        "an interrupt R sees now is a person's Ctrl-C"
+    );
+    // A late cancel for the first call interrupts nothing either.
+    client
+        .send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}));
+    client.send(json!({"jsonrpc":"2.0","id":"sync","method":"ping"}));
+    assert_eq!(client.recv()["id"], "sync");
+    assert_eq!(interrupts.load(Ordering::SeqCst), 1);
+    server.complete(second.id, done_text("second"));
+    assert_eq!(client.recv()["result"]["content"][0]["text"], "second");
+    assert_eq!(settled.load(Ordering::SeqCst), 1, "nothing to settle");
+    client.close();
+    server.stop();
+}
+
+#[test]
 fn a_tool_past_its_limit_is_interrupted_and_answered() {
     let (mut server, mut client, interrupts) = start(Config::default());
     init(&mut client);
@@ -338,9 +400,12 @@ fn a_vanished_client_ends_the_server() {
         server_in,
         server_out,
         None,
-        Box::new(move || {
-            counter.fetch_add(1, Ordering::SeqCst);
-        }),
+        Interrupter::new(
+            move || {
+                counter.fetch_add(1, Ordering::SeqCst);
+            },
+            || {},
+        ),
     )
     .unwrap();
     // The client stops reading (its end of our stdout closes) mid-call.
@@ -484,8 +549,8 @@ fn a_large_valid_call_reaches_the_tool_whole() {
 
 /// An interrupt callback that panics: a stand-in for a bug on whichever
 /// server thread interrupts R.
-fn panicking_interrupt() -> Box<dyn Fn() + Send + Sync> {
-    Box::new(|| panic!("injected fault"))
+fn panicking_interrupt() -> Interrupter {
+    Interrupter::new(|| panic!("injected fault"), || {})
 }
 
 /// Polls until the server stops handing out work; what it said then.
@@ -557,7 +622,7 @@ fn a_panic_on_the_timers_thread_stops_the_server_with_a_clear_message() {
 fn a_client_that_does_not_read_its_output_stops_the_server_reading() {
     let mut config = Config::default();
     config.limits.max_queued_output = 64 * 1024;
-    let (mut server, mut client_out, client_in) = start_raw(config, Box::new(|| {}));
+    let (mut server, mut client_out, client_in) = start_raw(config, Interrupter::new(|| {}, || {}));
     // 20,000 pings, about 800 KB in and out: far more than the pipes hold.
     let count = 20_000;
     let (sent_tx, sent) = mpsc::channel();
@@ -666,9 +731,12 @@ fn a_closed_stdout_drops_queued_calls_unrun_and_interrupts_the_running_one() {
     let counter = interrupts.clone();
     let (mut server, mut client_out, client_in) = start_raw(
         Config::default(),
-        Box::new(move || {
-            counter.fetch_add(1, Ordering::SeqCst);
-        }),
+        Interrupter::new(
+            move || {
+                counter.fetch_add(1, Ordering::SeqCst);
+            },
+            || {},
+        ),
     );
     let mut burst = String::new();
     for id in 1..=20 {
@@ -772,7 +840,8 @@ fn asking_for_input_after_end_of_input_fails_at_once() {
 
 #[test]
 fn stopping_twice_waits_for_the_writer_only_once() {
-    let (mut server, mut client_out, client_in) = start_raw(Config::default(), Box::new(|| {}));
+    let (mut server, mut client_out, client_in) =
+        start_raw(Config::default(), Interrupter::new(|| {}, || {}));
     // Fill the pipe to the client, who never reads: the writer blocks.
     let mut burst = String::new();
     for id in 0..5_000 {

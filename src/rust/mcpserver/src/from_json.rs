@@ -38,6 +38,13 @@ impl Shape {
         }
     }
 
+    fn item(&self) -> &Shape {
+        match self {
+            Shape::Array(item) => item,
+            _ => &Shape::Raw,
+        }
+    }
+
     fn is_scalar(&self) -> bool {
         matches!(
             self,
@@ -46,36 +53,32 @@ impl Shape {
     }
 }
 
-/// Checks that every value fits its R type (integers within R's range)
-/// before anything is built, so building cannot fail half-way.
+/// Checks that every value can become its R value before anything is
+/// built, so building can neither fail half-way nor raise an R error (which
+/// would unwind through Rust frames): integers of an integer shape must fit
+/// R's range, and no string or name may hold a NUL character, which R
+/// strings cannot. The error names the value's path.
 pub fn check(value: &Value, shape: &Shape, path: &mut String) -> Result<(), String> {
     match (shape, value) {
-        (Shape::Integer, Value::Number(n)) => {
-            let fits = match (n.as_i64(), n.as_f64()) {
-                (Some(i), _) => i > i32::MIN as i64 && i <= i32::MAX as i64,
-                (None, Some(f)) => f.fract() == 0.0 && f > i32::MIN as f64 && f <= i32::MAX as f64,
-                _ => false,
-            };
-            if fits {
-                Ok(())
-            } else {
-                Err(format!("{path}: {n} does not fit in an R integer"))
-            }
-        }
-        (Shape::Array(item), Value::Array(items)) => {
+        (Shape::Integer, Value::Number(n)) => integer_fits(n, path),
+        (_, Value::String(s)) => no_nul(s, path),
+        (_, Value::Array(items)) => {
             for (i, v) in items.iter().enumerate() {
                 let len = path.len();
                 let _ = write!(path, "[{i}]");
-                check(v, item, path)?;
+                check(v, shape.item(), path)?;
                 path.truncate(len);
             }
             Ok(())
         }
-        (Shape::Object(_), Value::Object(map)) => {
+        (_, Value::Object(map)) => {
             for (k, v) in map {
                 let len = path.len();
                 path.push('.');
-                path.push_str(k);
+                push_name(path, k);
+                if k.contains('\0') {
+                    return Err(format!("{path}: {NUL_IN_NAME}"));
+                }
                 check(v, shape.property(k), path)?;
                 path.truncate(len);
             }
@@ -83,6 +86,52 @@ pub fn check(value: &Value, shape: &Shape, path: &mut String) -> Result<(), Stri
         }
         _ => Ok(()),
     }
+}
+
+const NUL_IN_TEXT: &str = "text with a NUL character (\\u0000), which R strings cannot hold";
+const NUL_IN_NAME: &str = "a name with a NUL character (\\u0000), which R names cannot hold";
+
+fn no_nul(s: &str, path: &str) -> Result<(), String> {
+    if s.contains('\0') {
+        Err(format!("{path}: {NUL_IN_TEXT}"))
+    } else {
+        Ok(())
+    }
+}
+
+fn integer_fits(n: &serde_json::Number, path: &str) -> Result<(), String> {
+    let fits = match (n.as_i64(), n.as_f64()) {
+        (Some(i), _) => i > i32::MIN as i64 && i <= i32::MAX as i64,
+        (None, Some(f)) => f.fract() == 0.0 && f > i32::MIN as f64 && f <= i32::MAX as f64,
+        _ => false,
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(format!("{path}: {n} does not fit in an R integer"))
+    }
+}
+
+/// Appends a client's name to a path, NUL shown escaped: the path ends up
+/// in messages that become R strings.
+fn push_name(path: &mut String, name: &str) {
+    for c in name.chars() {
+        match c {
+            '\0' => path.push_str("\\u0000"),
+            c => path.push(c),
+        }
+    }
+}
+
+/// A value in mcplite's raw shapes, checked first (see [`check`]); `what`
+/// names it in the error, and nothing is built then.
+///
+/// # Safety
+/// R's main thread only. The result is unprotected.
+pub unsafe fn build_raw(value: &Value, what: &str) -> Result<SEXP, String> {
+    let mut path = what.to_string();
+    check(value, &Shape::Raw, &mut path)?;
+    Ok(build(value, &Shape::Raw))
 }
 
 /// The declared shape of one argument; undeclared ones are taken as sent.
@@ -94,14 +143,19 @@ fn shape_of<'a>(shapes: &'a [(String, Shape)], name: &str) -> &'a Shape {
 }
 
 /// What keeps a call's arguments from becoming R values (integers R cannot
-/// hold), one line per argument; empty when they all fit.
+/// hold, NUL characters), one line per argument; empty when they all fit.
 pub fn check_arguments(args: &Map<String, Value>, shapes: &[(String, Shape)]) -> Vec<String> {
     let mut problems = Vec::new();
     let mut path = String::new();
     for (name, value) in args {
         path.clear();
-        path.push_str(name);
-        if let Err(e) = check(value, shape_of(shapes, name), &mut path) {
+        push_name(&mut path, name);
+        let checked = if name.contains('\0') {
+            Err(format!("{path}: {NUL_IN_NAME}"))
+        } else {
+            check(value, shape_of(shapes, name), &mut path)
+        };
+        if let Err(e) = checked {
             problems.push(e);
         }
     }
@@ -290,5 +344,51 @@ mod tests {
             checked(json!({"n":[1, 2, 1e10]}), nested).unwrap_err(),
             "x.n[2]: 10000000000.0 does not fit in an R integer"
         );
+    }
+
+    #[test]
+    fn nul_characters_are_refused_wherever_they_are_with_their_path() {
+        assert!(checked(json!({"a": ["ok", {"b": "fine"}]}), Shape::Raw).is_ok());
+        assert_eq!(
+            checked(json!("a\0b"), Shape::String).unwrap_err(),
+            "x: text with a NUL character (\\u0000), which R strings cannot hold"
+        );
+        let deep = json!({"a": [1, {"b": ["ok", "no\0"]}]});
+        assert_eq!(
+            checked(deep.clone(), Shape::Raw).unwrap_err(),
+            "x.a[1].b[1]: text with a NUL character (\\u0000), which R strings cannot hold"
+        );
+        let shaped = Shape::Object(vec![("a".into(), Shape::Array(Box::new(Shape::Raw)))]);
+        assert!(
+            checked(deep, shaped).is_err(),
+            "shaped values are checked too"
+        );
+        let tags = Shape::Array(Box::new(Shape::String));
+        assert_eq!(
+            checked(json!(["a", "\0"]), tags).unwrap_err(),
+            "x[1]: text with a NUL character (\\u0000), which R strings cannot hold"
+        );
+        // The name itself is shown escaped: the message becomes an R string.
+        assert_eq!(
+            checked(json!({"ok": 1, "k\0ey": 2}), Shape::Raw).unwrap_err(),
+            "x.k\\u0000ey: a name with a NUL character (\\u0000), which R names cannot hold"
+        );
+    }
+
+    #[test]
+    fn argument_names_and_values_with_nul_are_problems_not_crashes() {
+        let args = json!({"te\0xt": "a", "fine": "b", "value": {"k": "c\0"}});
+        let Value::Object(args) = args else {
+            unreachable!()
+        };
+        let problems = check_arguments(&args, &[]);
+        assert_eq!(
+            problems,
+            vec![
+                "te\\u0000xt: a name with a NUL character (\\u0000), which R names cannot hold",
+                "value.k: text with a NUL character (\\u0000), which R strings cannot hold",
+            ]
+        );
+        assert!(problems.iter().all(|p| !p.contains('\0')));
     }
 }

@@ -2,7 +2,7 @@
 //! `type_from_schema()`, printing definitions).
 
 use crate::check;
-use crate::from_json::{self, Shape};
+use crate::from_json;
 use crate::rvalue::RValue;
 use crate::to_json;
 use extendr_api::prelude::*;
@@ -31,15 +31,20 @@ fn json_encode_(x: Robj, pretty: bool) -> Robj {
     }
 }
 
-/// JSON text as an R value, in mcplite's shapes (arrays as lists).
+/// JSON text as an R value, in mcplite's shapes (arrays as lists), or an
+/// error (invalid JSON, or text R cannot hold, such as a NUL character).
 /// @noRd
 #[extendr]
 fn json_decode_(text: &str) -> Robj {
-    match serde_json::from_str::<Value>(text) {
-        // SAFETY: R's main thread, inside this .Call; the result is returned
-        // straight to R.
-        Ok(value) => unsafe { Robj::from_sexp(from_json::build(&value, &Shape::Raw)) },
-        Err(e) => check::fail(format!("invalid JSON: {e}")),
+    let value = match serde_json::from_str::<Value>(text) {
+        Ok(value) => value,
+        Err(e) => return check::fail(format!("invalid JSON: {e}")),
+    };
+    // SAFETY: R's main thread, inside this .Call; the result is returned
+    // straight to R.
+    match unsafe { from_json::build_raw(&value, "$") } {
+        Ok(built) => unsafe { Robj::from_sexp(built) },
+        Err(e) => check::fail(format!("JSON that R cannot hold: {e}")),
     }
 }
 
@@ -54,30 +59,36 @@ thread_local! {
 /// @noRd
 #[extendr]
 fn json_schema_problems_(schema: &str, instance: &str) -> Robj {
+    // The R vector is built after the cache's borrow has ended: no borrow
+    // may be alive where R can raise an error.
+    schema_problems(schema, instance).into_robj()
+}
+
+fn schema_problems(schema: &str, instance: &str) -> Vec<String> {
     let instance: Value = match serde_json::from_str(instance) {
         Ok(v) => v,
-        Err(e) => return vec![format!("not JSON: {e}")].into_robj(),
+        Err(e) => return vec![format!("not JSON: {e}")],
     };
     VALIDATORS.with(|cache| {
         let mut cache = cache.borrow_mut();
         if !cache.contains_key(schema) {
             let parsed: Value = match serde_json::from_str(schema) {
                 Ok(v) => v,
-                Err(e) => return vec![format!("schema is not JSON: {e}")].into_robj(),
+                Err(e) => return vec![format!("schema is not JSON: {e}")],
             };
             match jsonschema::validator_for(&parsed) {
                 Ok(v) => {
                     cache.insert(schema.to_string(), v);
                 }
-                Err(e) => return vec![format!("schema does not compile: {e}")].into_robj(),
+                Err(e) => return vec![format!("schema does not compile: {e}")],
             }
         }
-        let validator = &cache[schema];
-        let problems: Vec<String> = validator
+        cache[schema]
             .iter_errors(&instance)
             .map(|e| format!("{} at `{}`", e, e.instance_path().as_str()))
-            .collect();
-        problems.into_robj()
+            // Messages quote the instance, which may hold a NUL.
+            .map(|p| p.replace('\0', "\\u0000"))
+            .collect()
     })
 }
 

@@ -11,7 +11,7 @@ use crate::rvalue::RValue;
 use crate::tool::{plan, ToolPlan};
 use crate::types::field;
 use extendr_api::prelude::*;
-use mcp_core::board::Interrupt;
+use mcp_core::board::{Interrupt, Interrupter};
 use mcp_core::engine::{Config, InputMode, Job, JobId, Outcome, Progress, ServerInfo};
 use mcp_core::logging::LogLevel;
 use mcp_core::registry::Registry;
@@ -24,6 +24,9 @@ use std::time::Duration;
 extern "C" {
     fn R_ToplevelExec(fun: Option<unsafe extern "C" fn(*mut c_void)>, data: *mut c_void) -> c_int;
     fn R_CheckUserInterrupt();
+    /// R's flag for an interrupt its SIGINT handler has seen and R has not
+    /// acted on yet (exported by libR; R_ext/GraphicsDevice.h).
+    static mut R_interrupts_pending: c_int;
 }
 
 unsafe extern "C" fn check_interrupt(_: *mut c_void) {
@@ -36,6 +39,50 @@ unsafe extern "C" fn check_interrupt(_: *mut c_void) {
 pub fn interrupt_pending() -> bool {
     // SAFETY: called on R's main thread from inside a .Call.
     unsafe { R_ToplevelExec(Some(check_interrupt), std::ptr::null_mut()) == 0 }
+}
+
+/// Interrupts R's main thread: SIGINT reaches R's own handler there, which
+/// sets R's interrupt flag and wakes blocking calls such as `Sys.sleep()`.
+fn send_interrupt(r_thread: libc::pthread_t) {
+    // SAFETY: the R main thread outlives the server.
+    unsafe {
+        libc::pthread_kill(r_thread, libc::SIGINT);
+    }
+}
+
+/// Settles an interrupt the server sent for a job that is ending, on R's
+/// main thread, so it cannot reach whatever R does next. The SIGINT was
+/// queued for this thread before the job could end (the board sends it
+/// under the lock its `end` holds while calling this); returning from a
+/// system call runs the handler of a signal pending for the thread, so after
+/// `sigpending()` R's handler has set its flag, which is then cleared.
+fn settle_interrupt() {
+    // SAFETY: R's main thread (the board calls this as the job ends, from
+    // a `complete_*()` .Call); plain signal-set calls on local sets.
+    unsafe {
+        let mut pending: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut pending);
+        libc::sigpending(&mut pending);
+        if libc::sigismember(&pending, libc::SIGINT) == 1 {
+            // SIGINT is blocked here just now, so it is still queued:
+            // take it off the queue instead.
+            let mut sigint: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut sigint);
+            libc::sigaddset(&mut sigint, libc::SIGINT);
+            let now = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            libc::sigtimedwait(&sigint, std::ptr::null_mut(), &now);
+        }
+        R_interrupts_pending = 0;
+    }
+}
+
+/// Text a client sent (say, why it could not ask the user) for R, which
+/// cannot hold a NUL character in a string: NUL is shown escaped.
+fn client_text(text: &str) -> Robj {
+    Robj::from(text.replace('\0', "\\u0000").as_str())
 }
 
 /// How often a waiting `poll()` looks for Ctrl-C.
@@ -116,15 +163,8 @@ fn server_start_(specs: List, options: Robj) -> Robj {
     let config = config_from(RValue::of(&options));
     // SAFETY: pthread_self on R's main thread (this .Call runs there).
     let r_thread = unsafe { libc::pthread_self() };
-    let interrupt = Box::new(move || {
-        // SIGINT reaches R's own handler on its main thread, which sets
-        // R's interrupt flag and wakes blocking calls such as Sys.sleep().
-        // SAFETY: the R main thread outlives the server.
-        unsafe {
-            libc::pthread_kill(r_thread, libc::SIGINT);
-        }
-    });
-    match Server::start_stdio(config, registry, interrupt) {
+    let interrupter = Interrupter::new(move || send_interrupt(r_thread), settle_interrupt);
+    match Server::start_stdio(config, registry, interrupter) {
         Ok(server) => McpServer {
             server: Some(server),
             tools,
@@ -149,11 +189,9 @@ impl McpServer {
         };
         let timeout = Duration::from_millis(timeout_ms.max(0) as u64);
         loop {
-            let polled = server.poll(timeout, INTERRUPT_TICK, || {
-                // An interrupt the server sent for a job that has since
-                // ended is not the user's Ctrl-C.
-                interrupt_pending() && server.interrupt_reason().is_none()
-            });
+            // No job runs while R waits here, and the server's interrupts
+            // never outlive their job: any interrupt now is Ctrl-C.
+            let polled = server.poll(timeout, INTERRUPT_TICK, interrupt_pending);
             let mut job = match polled {
                 Polled::Job(job) => job,
                 Polled::Idle => return ().into(),
@@ -213,21 +251,24 @@ impl McpServer {
         }
     }
 
-    /// The handler was interrupted. Says why: `"cancelled"`, `"timeout"`,
-    /// `"shutdown"` (the client left) or `"user"` (Ctrl-C at the console).
+    /// R caught an interrupt, in a handler or in its loop. Ends the call R
+    /// is running, if any, the way the server's interrupt for it says, and
+    /// tells R why: `"cancelled"`, `"timeout"`, `"shutdown"` (the client
+    /// left), or `"user"` for any other interrupt (Ctrl-C at the console),
+    /// which stops serving. Race-free: the server interrupts only the job
+    /// that is running, and settles that interrupt as the job ends.
     /// @noRd
-    fn complete_interrupted(&self, job: f64) -> &'static str {
-        self.current.borrow_mut().take();
-        let Some(server) = &self.server else {
+    fn interrupted(&self) -> &'static str {
+        let job = self.current.borrow_mut().take();
+        let (Some(server), Some(job)) = (&self.server, job) else {
             return "user";
         };
-        let job = job as JobId;
         let (outcome, why) = match server.interrupt_reason() {
-            Some((j, Interrupt::Cancel)) if j == job => (Outcome::Cancelled, "cancelled"),
-            Some((j, Interrupt::Timeout(limit))) if j == job => {
+            Some((j, Interrupt::Cancel)) if j == job.id => (Outcome::Cancelled, "cancelled"),
+            Some((j, Interrupt::Timeout(limit))) if j == job.id => {
                 (Outcome::TimedOut(limit), "timeout")
             }
-            Some((j, Interrupt::Shutdown)) if j == job => (Outcome::Cancelled, "shutdown"),
+            Some((j, Interrupt::Shutdown)) if j == job.id => (Outcome::Cancelled, "shutdown"),
             _ => (
                 Outcome::Done(ToolResult::error(
                     "The tool call was interrupted at the server, which is shutting down.",
@@ -235,7 +276,7 @@ impl McpServer {
                 "user",
             ),
         };
-        server.complete(job, outcome);
+        server.complete(job.id, outcome);
         why
     }
 
@@ -268,98 +309,114 @@ impl McpServer {
             .is_some_and(|s| s.is_cancelled(job as JobId))
     }
 
-    /// What a handler may know about the request it serves (`mcp_request()`).
+    /// What a handler may know about the request it serves (`mcp_request()`),
+    /// or an error naming a value R cannot hold (a NUL character).
     /// @noRd
     fn request_context(&self) -> Robj {
-        let current = self.current.borrow();
-        let (Some(job), Some(server)) = (current.as_ref(), &self.server) else {
-            return ().into();
+        // Copied out first: no borrow may be alive while R values are built.
+        let (context, tool) = {
+            let current = self.current.borrow();
+            let (Some(job), Some(server)) = (current.as_ref(), &self.server) else {
+                return ().into();
+            };
+            let tool = server.registry().tool(job.tool).def.name.clone();
+            (job.context.clone(), tool)
         };
-        let context = &job.context;
-        let raw = |text: &str| -> Robj {
-            match serde_json::from_str::<serde_json::Value>(text) {
-                // SAFETY: R's main thread; protected by Robj at once.
-                Ok(v) => unsafe { Robj::from_sexp(from_json::build(&v, &from_json::Shape::Raw)) },
-                Err(_) => ().into(),
-            }
-        };
-        let value = |v: &Option<serde_json::Value>| -> Robj {
+        let request_id = serde_json::from_str(context.request_id.as_json()).ok();
+        let progress_token = context
+            .progress_token
+            .as_deref()
+            .and_then(|t| serde_json::from_str(t).ok());
+        let meta = context.meta.map(serde_json::Value::Object);
+        let raw = |what: &str, v: Option<serde_json::Value>| -> Result<Robj, String> {
             match v {
-                // SAFETY: as above.
-                Some(v) => unsafe { Robj::from_sexp(from_json::build(v, &from_json::Shape::Raw)) },
-                None => ().into(),
+                // SAFETY: R's main thread; protected by Robj at once.
+                Some(v) => Ok(unsafe { Robj::from_sexp(from_json::build_raw(&v, what)?) }),
+                None => Ok(().into()),
             }
         };
-        let meta = context.meta.clone().map(serde_json::Value::Object);
-        List::from_pairs(vec![
-            ("request_id", raw(context.request_id.as_json())),
-            (
-                "tool",
-                Robj::from(server.registry().tool(job.tool).def.name.as_str()),
-            ),
-            ("protocol_version", Robj::from(context.revision.as_str())),
-            ("client", value(&context.client_info)),
-            ("meta", value(&meta)),
-            (
-                "progress_token",
-                context
-                    .progress_token
-                    .as_deref()
-                    .map_or_else(|| ().into(), raw),
-            ),
-            (
-                "log_level",
-                context
-                    .log_level
-                    .map_or_else(|| ().into(), |l| Robj::from(l.as_str())),
-            ),
-        ])
-        .into()
+        let described = (|| -> Result<Robj, String> {
+            Ok(List::from_pairs(vec![
+                ("request_id", raw("the request id", request_id)?),
+                ("tool", Robj::from(tool.as_str())),
+                ("protocol_version", Robj::from(context.revision.as_str())),
+                ("client", raw("clientInfo", context.client_info)?),
+                ("meta", raw("_meta", meta)?),
+                (
+                    "progress_token",
+                    raw("_meta.progressToken", progress_token)?,
+                ),
+                (
+                    "log_level",
+                    context
+                        .log_level
+                        .map_or_else(|| ().into(), |l| Robj::from(l.as_str())),
+                ),
+            ])
+            .into())
+        })();
+        described.unwrap_or_else(|e| {
+            check::fail(format!(
+                "`mcp_request()` cannot describe this request: {e}."
+            ))
+        })
     }
 
     /// Asks the user for input through the client. Returns
     /// `list(status, value)`: `"answer"` with the answer (`list(action,
     /// content)`); `"needs_input"` when the call must end here (the engine
     /// answers it with an `input_required` result to retry, or with -32021
-    /// when the request did not declare elicitation); `"unavailable"` or `"failed"`
-    /// with the reason; `"interrupted"` when an interrupt arrived while
-    /// waiting (R raises it again).
+    /// when the request did not declare elicitation); `"unavailable"`,
+    /// `"failed"` or `"unusable"` (an answer R cannot hold) with the reason;
+    /// `"interrupted"` when an interrupt arrived while waiting (R raises it
+    /// again).
     /// @noRd
     fn elicit(&self, key: &str, message: &str, schema: Robj) -> Robj {
         let reply = |status: &str, value: Robj| -> Robj {
             List::from_pairs(vec![("status", Robj::from(status)), ("value", value)]).into()
         };
-        let current = self.current.borrow();
-        let (Some(job), Some(server)) = (current.as_ref(), &self.server) else {
-            return reply("unavailable", "no tool call is running".into());
+        let answer = |v: &serde_json::Value| -> Robj {
+            // SAFETY: R's main thread; protected by Robj at once.
+            match unsafe { from_json::build_raw(v, "answer") } {
+                Ok(built) => reply("answer", unsafe { Robj::from_sexp(built) }),
+                Err(e) => reply("unusable", e.into()),
+            }
         };
         let requested = match crate::types::elicitation_schema(RValue::of(&schema)) {
             Ok(s) => s,
             Err(e) => return check::fail(e),
         };
+        // Copied out first: no borrow may be alive while R values are built.
+        let (job, given, input) = {
+            let current = self.current.borrow();
+            let Some(job) = current.as_ref() else {
+                return reply("unavailable", "no tool call is running".into());
+            };
+            let given = job.context.answers.get(key).cloned();
+            (job.id, given, job.context.input.clone())
+        };
+        let Some(server) = &self.server else {
+            return reply("unavailable", "no tool call is running".into());
+        };
+        if let Some(given) = given {
+            return answer(&given);
+        }
         let request = serde_json::json!({
             "method": "elicitation/create",
             "params": { "message": message, "requestedSchema": requested },
         });
-        let answer_value = |v: &serde_json::Value| -> Robj {
-            // SAFETY: R's main thread; protected by Robj at once.
-            unsafe { Robj::from_sexp(from_json::build(v, &from_json::Shape::Raw)) }
-        };
-        if let Some(answer) = job.context.answers.get(key) {
-            return reply("answer", answer_value(answer));
-        }
-        match &job.context.input {
-            InputMode::Unavailable(reason) => reply("unavailable", reason.as_str().into()),
+        match input {
+            InputMode::Unavailable(reason) => reply("unavailable", reason.into()),
             InputMode::Retry | InputMode::MissingCapability => {
                 *self.needs_input.borrow_mut() = Some((key.to_string(), request));
                 reply("needs_input", ().into())
             }
             InputMode::Ask => {
-                let answers = server.ask(job.id, key.to_string(), request);
+                let answers = server.ask(job, key.to_string(), request);
                 loop {
                     match answers.recv_timeout(INTERRUPT_TICK) {
-                        Ok(Ok(answer)) => return reply("answer", answer_value(&answer)),
-                        Ok(Err(reason)) => return reply("failed", reason.into()),
+                        Ok(Ok(given)) => return answer(&given),
+                        Ok(Err(reason)) => return reply("failed", client_text(&reason)),
                         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                             return reply("failed", "the server stopped".into())
                         }
@@ -382,15 +439,6 @@ impl McpServer {
         if let (Some(server), Some((key, request))) = (&self.server, pending) {
             server.complete(job as JobId, Outcome::InputRequired { key, request });
         }
-    }
-
-    /// Whether the server itself sent the interrupt R just caught (a cancel
-    /// or timeout whose job has ended), as opposed to Ctrl-C.
-    /// @noRd
-    fn interrupt_was_ours(&self) -> bool {
-        self.server
-            .as_ref()
-            .is_some_and(|s| s.interrupt_reason().is_some())
     }
 
     /// Stops serving and restores stdin and stdout. Safe to call twice.
