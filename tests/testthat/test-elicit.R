@@ -112,7 +112,7 @@ test_that("a 2026-07-28 request without elicitation gets -32021 naming it", {
   expect_equal(created$result$resultType, "task")
   deadline <- Sys.time() + 10
   repeat {
-    status <- request(client, 11, "tasks/get", list(taskId = created$result$taskId, `_meta` = modern()))$result
+    status <- request(client, 11, "tasks/get", list(taskId = created$result$taskId, `_meta` = modern(caps)))$result
     if (status$status != "working" || Sys.time() > deadline) break
     Sys.sleep(0.05)
   }

@@ -113,6 +113,13 @@ impl Board {
         s.cancelled.remove(&job);
     }
 
+    /// Forgets `job` for good, once the engine has recorded its end (so no
+    /// cancel for it can come any more): a cancel that raced the end of the
+    /// job found it no longer running and marked it as if queued.
+    pub fn forget(&self, job: JobId) {
+        self.lock().cancelled.remove(&job);
+    }
+
     /// Whether the client cancelled `job` (running or queued).
     pub fn is_cancelled(&self, job: JobId) -> bool {
         let s = self.lock();
@@ -299,5 +306,19 @@ mod tests {
         b.end(8);
         assert_eq!(b.interrupted(), Some((9, Interrupt::Cancel)));
         assert_eq!(counts.settled(), 0);
+    }
+
+    #[test]
+    fn a_cancel_racing_the_end_of_a_job_is_forgotten_with_it() {
+        let (b, counts) = board();
+        assert!(b.begin(4));
+        b.end(4);
+        // The cancel arrives after R ended the job but before the engine
+        // recorded its end: it looks like a cancel of a queued job.
+        b.cancel(4);
+        assert_eq!(counts.sent(), 0);
+        assert!(b.is_cancelled(4));
+        b.forget(4);
+        assert!(!b.is_cancelled(4));
     }
 }

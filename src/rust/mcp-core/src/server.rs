@@ -490,6 +490,10 @@ impl Server {
             other => other,
         };
         self.shared.step(|e, out| e.on_completed(job, outcome, out));
+        // The engine knows the job no more, so no cancel for it can follow
+        // (outputs are carried out under the engine's lock): drop any mark a
+        // cancel that raced its end left on the board.
+        self.shared.board.forget(job);
         if lock(&self.large_job)
             .take_if(|large| *large == job)
             .is_some()
