@@ -69,6 +69,11 @@ mcp_progress <- function(progress, total = NULL, message = NULL) {
   if (!is_number(progress)) abort("`progress` must be a single finite number.")
   if (!is.null(total) && !is_number(total)) abort("`total` must be NULL or a single finite number.")
   if (!is.null(message) && !is_string(message)) abort("`message` must be NULL or a single string.")
+  if (in_worker()) {
+    return(worker_relay("progress", list(
+      progress = as.double(progress), total = if (!is.null(total)) as.double(total), message = message
+    )))
+  }
   job <- current_call()
   if (is.null(job)) return(invisible(FALSE))
   the$server$progress(job$id, as.double(progress), if (!is.null(total)) as.double(total), message)
@@ -87,6 +92,7 @@ mcp_log <- function(level, ...) {
 }
 
 forward_log <- function(level, text) {
+  if (in_worker()) return(worker_relay("log", list(level = level, text = text)))
   job <- current_call()
   if (is.null(job)) return(invisible(FALSE))
   the$server$log(job$id, level, text)
@@ -96,6 +102,8 @@ forward_log <- function(level, text) {
 #' @rdname tool-context
 #' @export
 mcp_cancelled <- function() {
+  # A worker whose call is cancelled is stopped by the server.
+  if (in_worker()) return(FALSE)
   job <- current_call()
   !is.null(job) && isTRUE(the$server$cancelled(job$id))
 }
@@ -103,6 +111,7 @@ mcp_cancelled <- function() {
 #' @rdname tool-context
 #' @export
 mcp_request <- function() {
+  if (in_worker()) return(the$worker$context)
   if (is.null(current_call())) return(NULL)
   rust(the$server$request_context())
 }

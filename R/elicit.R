@@ -55,6 +55,9 @@ mcp_elicit <- function(message, schema = list()) {
     }
     schema <- do.call(type_object, lapply(schema, as_mcp_type))
   }
+  if (in_worker()) {
+    abort("`mcp_elicit()` is not available in a concurrent tool (`concurrent = TRUE`) yet: ask on the main thread.")
+  }
   if (is.null(current_call())) abort("`mcp_elicit()` can only be used while a tool call runs.")
   the$asked <- the$asked + 1L
   key <- paste0("input-", the$asked)

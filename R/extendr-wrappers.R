@@ -245,6 +245,28 @@ McpClientProcess$alive <- function() .Call(wrap__McpClientProcess__alive, self)
 #'}
 #'}
 #'
+#'\subsection{Method `run_on_workers`}{
+#'Calls of these tools (1-based, as R numbers them) run on worker
+#'processes (`tool(concurrent = TRUE)`; see `R/workers.R`).
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `complete_timed_out`}{
+#'A worker call ran past its limit of `seconds` (R stopped the worker).
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `complete_cancelled`}{
+#'A worker call was cancelled by the client (R stopped the worker).
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
 #'\subsection{Method `stop`}{
 #'Stops serving and restores stdin and stdout. Safe to call twice.
 #' \subsection{noRd}{
@@ -273,6 +295,12 @@ McpServer$request_context <- function() .Call(wrap__McpServer__request_context, 
 McpServer$elicit <- function(key, message, schema) .Call(wrap__McpServer__elicit, self, key, message, schema)
 
 McpServer$complete_input_required <- function(job) .Call(wrap__McpServer__complete_input_required, self, job)
+
+McpServer$run_on_workers <- function(tools) .Call(wrap__McpServer__run_on_workers, self, tools)
+
+McpServer$complete_timed_out <- function(job, seconds) .Call(wrap__McpServer__complete_timed_out, self, job, seconds)
+
+McpServer$complete_cancelled <- function(job) .Call(wrap__McpServer__complete_cancelled, self, job)
 
 McpServer$stop <- function() .Call(wrap__McpServer__stop, self)
 

@@ -68,6 +68,15 @@
 #'   file per state, removed once the state has expired), so a state is
 #'   accepted once among all of them, restarts included. Without it the
 #'   record is kept in memory, per process.
+#' @param workers How many calls of tools made with `tool(concurrent =
+#'   TRUE)` may run at once, or `NULL` for the default. Such calls run as
+#'   futures on the current [future::plan()]; when none is set (or it is
+#'   sequential), the server starts a multisession pool of `workers` R
+#'   processes (by default as many as there are cores, between 2 and 4) and
+#'   shuts it down when it stops. See `vignette("concurrency")`.
+#' @param worker_queue How many concurrent calls may wait for a free worker.
+#'   A call beyond that is answered at once with a tool error saying the
+#'   server is busy.
 #' @return `NULL`, invisibly, once the client disconnects (or Ctrl-C). An
 #'   internal error in the server (a bug, reported on stderr) stops it with
 #'   an R error instead.
@@ -84,10 +93,10 @@
 mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
                        version = "1.0.0", title = NULL, timeout = NULL,
                        max_message_size = 32 * 1024^2, request_state_key = NULL,
-                       request_state_store = NULL) {
+                       request_state_store = NULL, workers = NULL, worker_queue = 100) {
   if (missing(tools)) abort("`tools` is required.")
   if (...length() > 0) {
-    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout`, `max_message_size`, `request_state_key` or `request_state_store`.")
+    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout`, `max_message_size`, `request_state_key`, `request_state_store`, `workers` or `worker_queue`.")
   }
   if (!is.null(instructions) && !is_string(instructions)) {
     abort("`instructions` must be NULL or a single string.")
@@ -98,6 +107,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
     abort("`request_state_key` must be NULL or a non-empty string.")
   }
   request_state_store <- check_request_state_store(request_state_store, request_state_key)
+  check_worker_options(workers, worker_queue)
   tools <- collect_tools(tools)
   specs <- lapply(tools, tool_spec)
   options <- list(
@@ -107,12 +117,15 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   )
   server <- bind_methods(rust(server_start_(specs, options)))
   on.exit(server$stop(), add = TRUE)
+  pool <- workers_start(tools, workers, worker_queue, timeout)
+  on.exit(workers_stop(pool), add = TRUE)
+  if (!is.null(pool)) server$run_on_workers(which(pool$concurrent))
   the$server <- server
   on.exit(the$server <- NULL, add = TRUE)
   if (interactive()) {
     message(sprintf("Serving %d tool(s) on stdin/stdout; press Ctrl-C to stop.", length(tools)))
   }
-  status <- serve(server, tools)
+  status <- serve(server, tools, pool)
   if (identical(status, "interrupted")) message("mcp_server() stopped by an interrupt.")
   if (identical(status[1], "failed")) abort(paste0(status[2], "; the server has stopped."))
   invisible(NULL)
@@ -186,10 +199,10 @@ bind_methods <- function(server) {
 # out here, between calls or before a call's own handler is set up, goes to
 # the server too: it ends the call it was meant for and serving goes on; any
 # other interrupt (Ctrl-C) stops serving.
-serve <- function(server, tools) {
+serve <- function(server, tools, pool = NULL) {
   repeat {
     status <- tryCatch(
-      serve_calls(server, tools),
+      serve_calls(server, tools, pool),
       interrupt = function(e) if (identical(server$interrupted(), "user")) "interrupted" else "continue"
     )
     if (!identical(status, "continue")) return(status)
@@ -197,11 +210,16 @@ serve <- function(server, tools) {
 }
 
 # The loop proper; the handler above is set up once, not per call.
-serve_calls <- function(server, tools) {
+serve_calls <- function(server, tools, pool) {
   repeat {
-    job <- server$poll(1000L)
+    job <- server$poll(poll_wait_ms(pool))
+    workers_service(server, pool)
     if (is.null(job)) next
     if (is.character(job)) return(job)
+    if (is_worker_job(pool, job)) {
+      worker_submit(server, pool, job, tools[[job$tool]])
+      next
+    }
     if (identical(run_job(server, job, tools[[job$tool]]), "user")) return("interrupted")
   }
 }

@@ -43,6 +43,12 @@
 #'   `"optional"` when the client supports tasks, `"required"` always (a
 #'   client without task support gets an error, except on revisions before
 #'   2025-11-25, which know no tasks and run the call directly).
+#' @param concurrent If `TRUE`, calls of this tool run in R worker
+#'   processes through the future package (see [mcp_server()]'s `workers`),
+#'   several at once, while the server goes on taking calls. The function
+#'   and the globals it uses are shipped to the worker by future. `FALSE`
+#'   (the default) runs calls on the server's own R thread, one at a time,
+#'   in the order they arrive.
 #' @return `fun`, still an ordinary callable function, with classes
 #'   `mcpserver_tool` and `mcplite_tool` and its definition in the attribute
 #'   `mcpserver_tool`.
@@ -59,8 +65,9 @@
 tool <- function(fun, description, ..., arguments = list(), name = NULL,
                  annotations = list(), output_schema = NULL, title = NULL,
                  icons = NULL, meta = NULL, timeout = NULL, convert = TRUE,
-                 task = c("forbidden", "optional", "required")) {
+                 task = c("forbidden", "optional", "required"), concurrent = FALSE) {
   if (identical(task, c("forbidden", "optional", "required"))) task <- "forbidden"
+  if (!is_flag(concurrent)) abort("`concurrent` must be TRUE or FALSE.")
   if (is.null(name)) {
     fun_expr <- substitute(fun)
     if (is.symbol(fun_expr)) name <- as.character(fun_expr)
@@ -85,7 +92,8 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
     meta = meta,
     timeout = timeout,
     convert = convert,
-    task = task
+    task = task,
+    concurrent = concurrent
   )
   attr(fun, "mcpserver_tool") <- spec
   # mcplite's class name too, so scripts that test for it still work.

@@ -32,3 +32,4 @@ print.mcpserver_json <- function(x, ...) {
   cat(unclass(x), "\n", sep = "")
   invisible(x)
 }
+is_flag <- function(x) is.logical(x) && length(x) == 1L && !is.na(x)

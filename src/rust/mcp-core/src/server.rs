@@ -27,7 +27,7 @@ use crate::registry::Registry;
 use crate::threads;
 use crate::trace::Trace;
 use crate::transport::{self, Events, Inbound, StdioGuard};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -276,6 +276,8 @@ pub struct Server {
     guard: Option<StdioGuard>,
     /// `stop` has run (it runs once, however often it is called).
     stopped: bool,
+    /// Tools whose calls R hands to worker processes (see [`Server::run_on_workers`]).
+    worker_tools: HashSet<usize>,
 }
 
 /// Runs the timers' single-threaded tokio runtime on its own thread until
@@ -391,6 +393,7 @@ impl Server {
             writer: Some(writer),
             guard,
             stopped: false,
+            worker_tools: HashSet::new(),
         })
     }
 
@@ -436,6 +439,12 @@ impl Server {
                     if large {
                         *lock(&self.large_job) = Some(job.id);
                     }
+                    if self.worker_tools.contains(&job.tool) {
+                        if let Some(job) = self.hand_to_worker(job) {
+                            return Polled::Job(job);
+                        }
+                        continue;
+                    }
                     if self.shared.board.begin(job.id) {
                         // Ending early began as the job was handed over:
                         // its interrupt may have found no job running.
@@ -466,6 +475,26 @@ impl Server {
                 }
             }
         }
+    }
+
+    /// Calls of these tools (registry indices) run in worker processes that
+    /// R manages, several at a time: `poll` hands them over without making
+    /// them the tool thread's job, so a cancel or timeout never interrupts
+    /// R's main thread for them. R watches `is_cancelled` and the time
+    /// limit itself, stops the worker and reports the outcome.
+    pub fn run_on_workers(&mut self, tools: impl IntoIterator<Item = usize>) {
+        self.worker_tools = tools.into_iter().collect();
+    }
+
+    /// A worker job leaves the queue: `None` (answered here) if it was
+    /// cancelled while it waited. Its cancel mark, if one comes later, stays
+    /// on the board until the job completes.
+    fn hand_to_worker(&self, job: Box<Job>) -> Option<Box<Job>> {
+        if self.shared.board.is_cancelled(job.id) {
+            self.complete(job.id, Outcome::Cancelled);
+            return None;
+        }
+        Some(job)
     }
 
     /// Reports how a job ended; called on the thread that runs tools (it

@@ -441,6 +441,31 @@ impl McpServer {
         }
     }
 
+    /// Calls of these tools (1-based, as R numbers them) run on worker
+    /// processes (`tool(concurrent = TRUE)`; see `R/workers.R`).
+    /// @noRd
+    fn run_on_workers(&mut self, tools: Vec<i32>) {
+        if let Some(server) = &mut self.server {
+            server.run_on_workers(tools.iter().map(|&t| (t - 1) as usize));
+        }
+    }
+
+    /// A worker call ran past its limit of `seconds` (R stopped the worker).
+    /// @noRd
+    fn complete_timed_out(&self, job: f64, seconds: f64) {
+        if let Some(server) = &self.server {
+            server.complete(job as JobId, Outcome::TimedOut(check::seconds(seconds)));
+        }
+    }
+
+    /// A worker call was cancelled by the client (R stopped the worker).
+    /// @noRd
+    fn complete_cancelled(&self, job: f64) {
+        if let Some(server) = &self.server {
+            server.complete(job as JobId, Outcome::Cancelled);
+        }
+    }
+
     /// Stops serving and restores stdin and stdout. Safe to call twice.
     /// @noRd
     fn stop(&mut self) {
