@@ -32,12 +32,29 @@ workers_start <- function(tools, workers, queue, limit) {
     # No plan set (sequential would run calls on this thread): a local pool.
     n <- workers %||% default_worker_count()
     pool$previous_plan <- future::plan(future::multisession, workers = I(as.integer(n)))
+    warm_pool()
   }
   pool$size <- min(workers %||% Inf, future::nbrOfWorkers())
   pool$queue_limit <- queue
   pool$running <- list()
   pool$waiting <- list()
   pool
+}
+
+# Starts the pool's R processes and loads mcpserver in each now, so the
+# first calls do not pay for it.
+warm_pool <- function() {
+  try(future::value(future::future(NULL, seed = NULL)), silent = TRUE)
+  cluster <- cluster_registry()$cluster
+  if (length(cluster) > 0) {
+    try(parallel::clusterCall(cluster, requireNamespace, "mcpserver", quietly = TRUE), silent = TRUE)
+  }
+  invisible()
+}
+
+# Where future 1.31 keeps its multisession cluster (not exported).
+cluster_registry <- function() {
+  environment(utils::getFromNamespace("ClusterRegistry", "future"))
 }
 
 default_worker_count <- function() {
@@ -99,7 +116,9 @@ launch <- function(server, pool, call) {
   env$context <- call$context
   call$future <- tryCatch(
     future::future(
-      quote(mcpserver:::worker_run(handler, arguments, id, context)),
+      # Looked up in the worker (shipping the function itself would make
+      # future scan and send the package's internals along with it).
+      quote(asNamespace("mcpserver")$worker_run(handler, arguments, id, context)),
       substitute = FALSE, envir = env, packages = "mcpserver", seed = NULL
     ),
     error = function(e) e
@@ -225,7 +244,7 @@ relay_report <- function(server, call, condition) {
 # next future sent to it fails. Put a fresh one in its place.
 replace_dead_worker <- function(future) {
   if (!inherits(future, "MultisessionFuture") || is.null(future$node)) return(invisible())
-  registry <- environment(future:::ClusterRegistry)
+  registry <- cluster_registry()
   cluster <- registry$cluster
   node <- future$node
   if (length(cluster) < node || node_alive(cluster[[node]])) return(invisible())

@@ -176,3 +176,26 @@ test_that("concurrent options are checked", {
   expect_error(mcp_server(list(), worker_queue = -1), "`worker_queue` must be a whole number")
   expect_true(mcpserver:::tool_spec(tool(function() 1, "x", name = "x", concurrent = TRUE))$concurrent)
 })
+
+test_that("a task runs on a worker: created at once, other calls answered while it runs", {
+  client <- start_workers()
+  created <- request(client, 1, "tools/call", list(
+    name = "nap_task", arguments = list(seconds = 3), task = list(ttl = 60000)
+  ))
+  id <- created$result$task$taskId
+  expect_type(id, "character")
+  # While the task sleeps on a worker, the main thread and the other worker serve.
+  expect_match(call_tool(client, 2, "here")$result$content[[1]]$text, "^[0-9]+$")
+  send_call(client, 3, "nap", list(seconds = 0.1))
+  quick <- answers_to(client, 3)[["3"]]$result$structuredContent
+  status <- request(client, 4, "tasks/get", list(taskId = id))$result
+  expect_equal(status$status, "working")
+  send(client, list(jsonrpc = "2.0", id = 5, method = "tasks/result", params = list(taskId = id)))
+  result <- answers_to(client, 5)[["5"]]$result
+  expect_false(isTRUE(result$isError))
+  span <- as.numeric(regmatches(result$content[[1]]$text, gregexpr("[0-9.]+", result$content[[1]]$text))[[1]])
+  # The quick call ran inside the task's span.
+  expect_gt(quick$start, span[[1]])
+  expect_lt(quick$end, span[[2]])
+  expect_equal(finish(client), 0)
+})
