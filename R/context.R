@@ -25,6 +25,12 @@
 #'   the next call.
 #' * `mcp_request()` describes the request being served.
 #'
+#' In a tool made with `tool(concurrent = TRUE)`, which runs in a worker
+#' process, progress, logs, messages and warnings are relayed to the server
+#' while the call runs; `mcp_cancelled()` is always `FALSE` there, because
+#' the server stops the worker of a cancelled call (see
+#' `vignette("concurrency")`).
+#'
 #' @param progress How far the work has come (any increasing number).
 #' @param total The value `progress` will reach at the end, or `NULL`.
 #' @param message A short description of the current step, or `NULL`
