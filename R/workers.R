@@ -140,14 +140,14 @@ workers_service <- function(server, pool) {
     if (!call$answered) check_stop(server, pool, call)
     if (check_done(server, pool, call)) pool$running[[key]] <- NULL
   }
+  # Waiting calls the client cancelled leave the queue at once.
+  cancelled <- vapply(pool$waiting, function(call) isTRUE(server$cancelled(call$job$id)), logical(1))
+  for (call in pool$waiting[cancelled]) server$complete_cancelled(call$job$id)
+  pool$waiting <- pool$waiting[!cancelled]
   while (length(pool$waiting) > 0 && length(pool$running) < pool$size) {
     call <- pool$waiting[[1]]
     pool$waiting[[1]] <- NULL
-    if (isTRUE(server$cancelled(call$job$id))) {
-      server$complete_cancelled(call$job$id)
-    } else {
-      launch(server, pool, call)
-    }
+    launch(server, pool, call)
   }
   invisible()
 }

@@ -199,3 +199,22 @@ test_that("a task runs on a worker: created at once, other calls answered while 
   expect_lt(quick$end, span[[2]])
   expect_equal(finish(client), 0)
 })
+
+test_that("a call cancelled while it waits for a worker never starts", {
+  client <- start_workers(workers = 1)
+  pid_file <- withr::local_tempfile()
+  send_call(client, "busy", "linger", list(file = pid_file, seconds = 3))
+  wait_for_pid(pid_file)
+  queued_file <- withr::local_tempfile()
+  send_call(client, "queued", "linger", list(file = queued_file, seconds = 0))
+  expect_equal(request(client, "sync", "ping")$id, "sync")
+  send(client, list(jsonrpc = "2.0", method = "notifications/cancelled", params = list(requestId = "queued")))
+  send_call(client, "after", "nap", list(seconds = 0.1))
+  got <- answers_to(client, c("busy", "after"))
+  expect_equal(got$busy$result$content[[1]]$text, "finished")
+  # The one worker ran "busy", then "after"; the cancelled call never ran.
+  expect_false(isTRUE(got$after$result$isError))
+  expect_false(file.exists(queued_file))
+  expect_equal(finish(client), 0)
+  expect_false(any(vapply(client$log, function(e) grepl('"id":"queued"', e$line, fixed = TRUE), logical(1))))
+})
