@@ -5,6 +5,7 @@ mod common;
 
 use common::done_text;
 
+use mcp_core::board::Interrupter;
 use mcp_core::engine::{Config, Job, Outcome};
 use mcp_core::registry::Registry;
 use mcp_core::server::{Polled, Server};
@@ -58,9 +59,12 @@ impl Harness {
             server_in,
             server_out,
             None,
-            Box::new(move || {
-                counter.fetch_add(1, Ordering::SeqCst);
-            }),
+            Interrupter::new(
+                move || {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                },
+                || {},
+            ),
         )
         .unwrap();
         server.run_on_workers([1]);
