@@ -146,4 +146,15 @@ else
   report examples 0 1 0 "client not installed"
 fi
 
+# Concurrent tools on future workers (tests/testthat/fixtures/workers.R):
+# overlapping calls and relayed progress and logs, with the mcp 2.x client.
+if [ -n "$py2" ]; then
+  began=$SECONDS
+  mkdir -p "$OUT/workers"
+  run_driver "$OUT/workers" 180 "$py2" tests/e2e/python/workers.py "$OUT/workers/wire"
+  tally workers "$OUT/workers" "$began"
+else
+  report workers 0 1 0 "client not installed"
+fi
+
 finish
