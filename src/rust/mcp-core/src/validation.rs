@@ -260,6 +260,9 @@ fn can_split_document(schema: &Value) -> bool {
                 false
             }
             "$id" => root,
+            // A part's own definitions could shadow the root's of the same
+            // name once the part is compiled with the root's.
+            "$defs" | "definitions" if !root => false,
             "$ref" => value
                 .as_str()
                 .is_some_and(|r| r.starts_with("#/$defs/") || r.starts_with("#/definitions/")),

@@ -231,3 +231,15 @@ fn null_means_not_given_only_for_optional_arguments_at_the_root() {
         vec!["opt: expected a number, got null"]
     );
 }
+
+#[test]
+fn a_part_with_its_own_definitions_still_refers_to_the_roots() {
+    // `#/$defs/d` means the root's `d` wherever it is written, even under
+    // a part that defines a `d` of its own.
+    let schema = json!({
+        "type": "object",
+        "properties": {"c": {"$defs": {"d": {"type": "object"}}, "$ref": "#/$defs/d"}},
+        "$defs": {"d": {"type": "integer"}}
+    });
+    agrees_with_jsonschema(schema, &[json!({"c": 2}), json!({"c": {}})]);
+}
