@@ -233,6 +233,28 @@ fn null_means_not_given_only_for_optional_arguments_at_the_root() {
 }
 
 #[test]
+fn optional_nulls_are_dropped_when_the_root_is_checked_whole() {
+    // `anyOf` keeps the root whole while its `$defs` let the document
+    // split: a null for an optional argument must still mean "not given".
+    let checker = Checker::compile(&json!({
+        "type": "object",
+        "properties": {"x": {"type": "number"}, "opt": {"$ref": "#/$defs/text"}},
+        "required": ["x"],
+        "anyOf": [{"required": ["x"]}],
+        "$defs": {"text": {"type": "string"}}
+    }))
+    .unwrap();
+    assert_eq!(
+        checker.read(r#"{"x":1,"opt":null}"#, true).unwrap(),
+        json!({"x": 1})
+    );
+    assert_eq!(
+        checker.read(r#"{"x":1,"opt":2}"#, true).unwrap_err().listed,
+        vec!["opt: expected a string, got 2"]
+    );
+}
+
+#[test]
 fn a_part_with_its_own_definitions_still_refers_to_the_roots() {
     // `#/$defs/d` means the root's `d` wherever it is written, even under
     // a part that defines a `d` of its own.
