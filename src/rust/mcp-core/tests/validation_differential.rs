@@ -275,6 +275,45 @@ impl Gen<'_> {
         Value::Object(root)
     }
 
+    /// A tool's input schema as `type_object()` of `type_*()` arguments
+    /// writes it (each with a description; some optional), or as
+    /// `type_from_schema()` takes one by hand (nullable types, nested
+    /// objects, enums, arrays of objects).
+    fn tool_schema(&mut self) -> Value {
+        let mut props = Map::new();
+        let mut required = Vec::new();
+        for name in NAMES {
+            if !self.rng.chance(60) {
+                continue;
+            }
+            let mut arg = match self.rng.below(9) {
+                0 => json!({"type": "number"}),
+                1 => json!({"type": "integer"}),
+                2 => json!({"type": "string"}),
+                3 => json!({"type": "boolean"}),
+                4 => json!({"type": "string", "enum": ["a", "2024-01-31"]}),
+                5 => {
+                    json!({"type": "array", "items": {"type": *self.rng.pick(&["number", "string"])}})
+                }
+                6 => json!({"type": ["string", "null"]}),
+                7 => json!({"type": "object", "properties": {"a": {"type": "integer"}},
+                             "required": ["a"], "additionalProperties": false}),
+                _ => json!({"type": "array", "items": {"type": "object",
+                             "properties": {"b": {"type": ["number", "null"]}}}}),
+            };
+            arg["description"] = json!(format!("argument {name}"));
+            if self.rng.chance(60) {
+                required.push(*name);
+            }
+            props.insert(name.to_string(), arg);
+        }
+        let mut schema = json!({"type": "object", "properties": props, "required": required});
+        if self.rng.chance(70) {
+            schema["additionalProperties"] = json!(false);
+        }
+        schema
+    }
+
     /// A value shaped like the schemas: objects keyed by the same names.
     fn value(&mut self, depth: usize) -> Value {
         if depth == 0 {
@@ -327,6 +366,16 @@ fn compare(schema: &Value, value: &Value, drop_optional_nulls: bool) -> Result<(
 }
 
 fn run(seed: u64, schemas: usize, values_per_schema: usize, draft7: bool) {
+    run_on(seed, schemas, values_per_schema, draft7, |g| g.root());
+}
+
+fn run_on(
+    seed: u64,
+    schemas: usize,
+    values_per_schema: usize,
+    draft7: bool,
+    make: fn(&mut Gen) -> Value,
+) {
     let mut rng = Rng(seed);
     let mut failures = Vec::new();
     for case in 0..schemas {
@@ -335,7 +384,7 @@ fn run(seed: u64, schemas: usize, values_per_schema: usize, draft7: bool) {
             defs_key: if draft7 { "definitions" } else { "$defs" },
             draft7,
         };
-        let schema = gen.root();
+        let schema = make(&mut gen);
         for _ in 0..values_per_schema {
             let value = gen.value(4);
             let drop = gen.rng.chance(50);
@@ -360,4 +409,10 @@ fn generated_2020_12_schemas_get_the_verdict_of_jsonschema() {
 fn generated_draft_07_schemas_get_the_verdict_of_jsonschema() {
     let seed = std::env::var("DIFF_SEED").map_or(0xD1B5_4A32_D192_ED03, |s| s.parse().unwrap());
     run(seed, 300, 12, true);
+}
+
+#[test]
+fn generated_tool_argument_schemas_get_the_verdict_of_jsonschema() {
+    let seed = std::env::var("DIFF_SEED").map_or(0x5851_F42D_4C95_7F2D, |s| s.parse().unwrap());
+    run_on(seed, 400, 16, false, |g| g.tool_schema());
 }
