@@ -265,3 +265,35 @@ fn a_part_with_its_own_definitions_still_refers_to_the_roots() {
     });
     agrees_with_jsonschema(schema, &[json!({"c": 2}), json!({"c": {}})]);
 }
+
+#[test]
+fn a_repeated_member_name_is_judged_by_its_last_value_as_when_parsed_whole() {
+    // JSON parsers keep the last of repeated names; so must the reader,
+    // for its verdict and for the arguments R gets.
+    let checker = Checker::compile(&json!({
+        "type": "object",
+        "properties": {"x": {"type": "integer"}, "p": {"type": "object",
+                       "properties": {"q": {"type": "string"}}}}
+    }))
+    .unwrap();
+    assert_eq!(
+        checker.read(r#"{"x":"bad","x":1}"#, true).unwrap(),
+        json!({"x": 1})
+    );
+    assert_eq!(
+        checker.read(r#"{"p":{"q":1,"q":"s"}}"#, true).unwrap(),
+        json!({"p": {"q": "s"}})
+    );
+    // A later null still means "not given".
+    assert_eq!(
+        checker.read(r#"{"x":1,"x":null}"#, true).unwrap(),
+        json!({})
+    );
+    assert_eq!(
+        checker
+            .read(r#"{"x":1,"x":"bad"}"#, true)
+            .unwrap_err()
+            .listed,
+        vec!["x: expected an integer, got \"bad\""]
+    );
+}
