@@ -17,7 +17,7 @@ use jsonschema::Validator;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fmt::{self, Write};
 
@@ -162,7 +162,10 @@ impl Checker {
                 .iter()
                 .filter_map(|k| Some((k.to_string(), schema.get(*k)?.clone())))
                 .collect();
-            plan_node(schema, &document, true).ok()
+            // A root checked whole is read whole, which drops optional nulls.
+            plan_node(schema, &document, true)
+                .ok()
+                .filter(|plan| matches!(plan, Node::Split(_)))
         } else {
             None
         };
@@ -187,11 +190,17 @@ impl Checker {
     /// root member that is `null` and not required is left out (for tool
     /// arguments, where `null` means "not given").
     pub fn read(&self, text: &str, drop_optional_nulls: bool) -> Result<Value, Problems> {
-        let walk = Walk::default();
-        let read = match &self.plan {
+        let mut walk = Walk::default();
+        let mut read = match &self.plan {
             Some(plan) => self.read_planned(&walk, plan, text, drop_optional_nulls),
             None => self.read_whole(&walk, text, drop_optional_nulls),
         };
+        if walk.repeated_name.get() {
+            // A name given twice: its first value was checked (and kept)
+            // before the second replaced it. Parsed whole, the last wins.
+            walk = Walk::default();
+            read = self.read_whole(&walk, text, drop_optional_nulls);
+        }
         let read = read.map_err(|e| Problems {
             listed: vec![format!("not readable JSON: {e}")],
             rest: Rest::Nothing,
@@ -260,6 +269,9 @@ fn can_split_document(schema: &Value) -> bool {
                 false
             }
             "$id" => root,
+            // A part's own definitions could shadow the root's of the same
+            // name once the part is compiled with the root's.
+            "$defs" | "definitions" if !root => false,
             "$ref" => value
                 .as_str()
                 .is_some_and(|r| r.starts_with("#/$defs/") || r.starts_with("#/definitions/")),
@@ -381,6 +393,8 @@ struct Walk {
     found: RefCell<Found>,
     /// JSON pointer of the value being read.
     path: RefCell<String>,
+    /// An object named a member twice (read whole again to decide).
+    repeated_name: Cell<bool>,
 }
 
 struct Found {
@@ -578,6 +592,9 @@ impl<'de> Visitor<'de> for SplitVisitor<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<Value>, A::Error> {
         let mut members = Map::new();
         while let Some(name) = map.next_key::<String>()? {
+            if members.contains_key(&name) {
+                self.seed.walk.repeated_name.set(true);
+            }
             let droppable = self
                 .seed
                 .optional_nulls

@@ -1333,3 +1333,30 @@ fn tool_calls_over_the_queue_limit_are_refused_with_an_error_naming_it() {
     assert!(h.send_value(call(limit + 2)).is_empty());
     assert_eq!(h.jobs.len(), limit);
 }
+
+#[test]
+fn a_batch_reusing_an_id_of_an_unanswered_batch_loses_no_response() {
+    let mut h = Harness::new();
+    h.initialize("2025-03-26");
+    let call = |id: u64| json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":2}}});
+    // The first batch waits for its call; its ping is answered already.
+    let first = json!([call(1), {"jsonrpc":"2.0","id":2,"method":"ping"}]);
+    assert!(h.send_value(first).is_empty());
+    // A second batch reuses id 1 while the first still waits for it.
+    let r = h.send_value(json!([call(1)]));
+    assert_eq!(r.len(), 1, "the reuse is refused at once: {r:?}");
+    assert_eq!(r[0][0]["id"], 1);
+    assert_eq!(r[0][0]["error"]["code"], -32600);
+    let job = h.jobs.remove(0);
+    let r = h.complete(job.id, Outcome::Done(text_result("3")));
+    assert_eq!(r.len(), 1, "the first batch is answered whole: {r:?}");
+    let items = r[0].as_array().expect("a batch response");
+    assert_eq!(items.len(), 2, "{items:?}");
+    assert!(items
+        .iter()
+        .any(|m| m["id"] == 2 && m["result"].is_object()));
+    assert!(items
+        .iter()
+        .any(|m| m["id"] == 1 && m["result"]["content"][0]["text"] == "3"));
+    common::assert_valid(Revision::V2025_03_26, "JSONRPCBatchResponse", &r[0]);
+}

@@ -231,3 +231,69 @@ fn null_means_not_given_only_for_optional_arguments_at_the_root() {
         vec!["opt: expected a number, got null"]
     );
 }
+
+#[test]
+fn optional_nulls_are_dropped_when_the_root_is_checked_whole() {
+    // `anyOf` keeps the root whole while its `$defs` let the document
+    // split: a null for an optional argument must still mean "not given".
+    let checker = Checker::compile(&json!({
+        "type": "object",
+        "properties": {"x": {"type": "number"}, "opt": {"$ref": "#/$defs/text"}},
+        "required": ["x"],
+        "anyOf": [{"required": ["x"]}],
+        "$defs": {"text": {"type": "string"}}
+    }))
+    .unwrap();
+    assert_eq!(
+        checker.read(r#"{"x":1,"opt":null}"#, true).unwrap(),
+        json!({"x": 1})
+    );
+    assert_eq!(
+        checker.read(r#"{"x":1,"opt":2}"#, true).unwrap_err().listed,
+        vec!["opt: expected a string, got 2"]
+    );
+}
+
+#[test]
+fn a_part_with_its_own_definitions_still_refers_to_the_roots() {
+    // `#/$defs/d` means the root's `d` wherever it is written, even under
+    // a part that defines a `d` of its own.
+    let schema = json!({
+        "type": "object",
+        "properties": {"c": {"$defs": {"d": {"type": "object"}}, "$ref": "#/$defs/d"}},
+        "$defs": {"d": {"type": "integer"}}
+    });
+    agrees_with_jsonschema(schema, &[json!({"c": 2}), json!({"c": {}})]);
+}
+
+#[test]
+fn a_repeated_member_name_is_judged_by_its_last_value_as_when_parsed_whole() {
+    // JSON parsers keep the last of repeated names; so must the reader,
+    // for its verdict and for the arguments R gets.
+    let checker = Checker::compile(&json!({
+        "type": "object",
+        "properties": {"x": {"type": "integer"}, "p": {"type": "object",
+                       "properties": {"q": {"type": "string"}}}}
+    }))
+    .unwrap();
+    assert_eq!(
+        checker.read(r#"{"x":"bad","x":1}"#, true).unwrap(),
+        json!({"x": 1})
+    );
+    assert_eq!(
+        checker.read(r#"{"p":{"q":1,"q":"s"}}"#, true).unwrap(),
+        json!({"p": {"q": "s"}})
+    );
+    // A later null still means "not given".
+    assert_eq!(
+        checker.read(r#"{"x":1,"x":null}"#, true).unwrap(),
+        json!({})
+    );
+    assert_eq!(
+        checker
+            .read(r#"{"x":1,"x":"bad"}"#, true)
+            .unwrap_err()
+            .listed,
+        vec!["x: expected an integer, got \"bad\""]
+    );
+}

@@ -615,13 +615,15 @@ impl Engine {
         let batch = self.next_batch;
         self.next_batch += 1;
         let mut expected = 0;
-        // A request id used twice in one batch: the second use is refused
-        // at once, so each id stands for one response in the batch.
+        // A request id used twice in one batch, or still awaited by an
+        // earlier batch: the new use is refused at once, so each id stands
+        // for one response in one batch (taking over an earlier batch's id
+        // would leave that batch waiting for ever, its other responses unsent).
         let mut seen = HashSet::new();
         let mut duplicate = vec![false; messages.len()];
         for (i, message) in messages.iter().enumerate() {
             if let Message::Request { id, .. } | Message::Invalid { id: Some(id), .. } = message {
-                duplicate[i] = !seen.insert(id);
+                duplicate[i] = !seen.insert(id) || self.batch_of.contains_key(id);
                 if !duplicate[i] {
                     self.batch_of.insert(id.clone(), batch);
                 }
@@ -649,7 +651,10 @@ impl Engine {
                 Message::Request { id, .. } | Message::Invalid { id: Some(id), .. }
                     if duplicate =>
                 {
-                    let text = invalid_request(Some(&id), "request id used twice in one batch");
+                    let text = invalid_request(
+                        Some(&id),
+                        "request id used twice in one batch, or still awaited by an earlier one",
+                    );
                     self.push_to_batch(batch, text, out);
                 }
                 Message::Request { ref method, .. } if method == "initialize" => {
