@@ -97,8 +97,8 @@ client_script <- function(server) {
 }
 
 client_capabilities <- function(client) {
-  caps <- setNames(list(), character())
-  if (!is.null(client$elicit)) caps$elicitation <- setNames(list(), character())
+  caps <- stats::setNames(list(), character())
+  if (!is.null(client$elicit)) caps$elicitation <- stats::setNames(list(), character())
   caps
 }
 
@@ -112,7 +112,7 @@ client_request <- function(client, method, params = NULL) {
   client$next_id <- client$next_id + 1L
   id <- client$next_id
   if (identical(client$version, "2026-07-28")) {
-    params <- params %||% setNames(list(), character())
+    params <- params %||% stats::setNames(list(), character())
     params$`_meta` <- c(params$`_meta`, list(
       `io.modelcontextprotocol/protocolVersion` = "2026-07-28",
       `io.modelcontextprotocol/clientCapabilities` = client_capabilities(client),
@@ -183,7 +183,7 @@ client_server_message <- function(client, msg) {
 mcp_tools <- function(client) {
   check_client(client)
   tools <- client_request(client, "tools/list")$tools
-  structure(setNames(tools, vapply(tools, `[[`, "", "name")), class = "mcpserver_tool_list")
+  structure(stats::setNames(tools, vapply(tools, `[[`, "", "name")), class = "mcpserver_tool_list")
 }
 
 #' @rdname mcp_client
@@ -197,7 +197,7 @@ mcp_call <- function(client, name, ..., arguments = list(...)) {
   if (length(arguments) > 0 && (is.null(names(arguments)) || any(!nzchar(names(arguments))))) {
     abort("Tool arguments must be named.")
   }
-  if (length(arguments) == 0) arguments <- setNames(list(), character())
+  if (length(arguments) == 0) arguments <- stats::setNames(list(), character())
   client$notifications <- list()
   params <- list(name = name, arguments = arguments)
   result <- client_request(client, "tools/call", params)
