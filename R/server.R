@@ -20,7 +20,8 @@
 #' What the server holds for a client is bounded. While 4 MB of output wait
 #' for the client to read them, or 256 tool calls wait to run, the server
 #' stops reading stdin until they drain (a client writing faster than it is
-#' answered then waits, as with any pipe), and log and progress
+#' answered then waits, as with any pipe; calls run as tasks do not count,
+#' as at most 1,000 tasks may be working), and log and progress
 #' notifications are dropped while output waits. A tool waiting for the
 #' user's answer (see [mcp_elicit()]) keeps the server reading; calls over
 #' the bound are then refused with an error, as are more than 64 open

@@ -108,7 +108,7 @@ impl Shared {
             }
             let awaiting_input = !lock(&self.replies).is_empty();
             self.pressure
-                .set_calls(engine.pending_jobs(), awaiting_input);
+                .set_calls(engine.pending_calls(), awaiting_input);
         });
     }
 
