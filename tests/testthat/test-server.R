@@ -307,3 +307,41 @@ test_that("a forked child never keeps the client's stdout open after the server 
   expect_true(stdout_ends(client))
   expect_true(isTRUE(tools::pskill(pid, 0)), label = "the child still lives")
 })
+
+test_that("a forked child's copy of the server never waits for the client", {
+  # The child has the server's memory but none of its threads: asking the
+  # user from there would wait for ever (and could block on a lock a server
+  # thread held at the fork). It fails at once instead; progress and logs
+  # from the child are dropped.
+  script <- server_script(c(
+    "forked_ask <- function() {",
+    "  child <- parallel::mcparallel({",
+    "    mcp_progress(1, total = 2)",
+    "    message('a message from the child')",
+    "    tryCatch(mcp_elicit('Name?', list(name = type_string()))$action,",
+    "      error = function(e) conditionMessage(e))",
+    "  })",
+    "  answer <- parallel::mccollect(child, wait = FALSE, timeout = 20)",
+    "  if (is.null(answer)) {",
+    "    tools::pskill(child$pid, tools::SIGKILL)",
+    "    return('the child was still waiting after 20 seconds')",
+    "  }",
+    "  answer[[1]]",
+    "}",
+    "mcp_server(tool(forked_ask, 'Ask from a forked child'))"
+  ))
+  client <- start_server(script)
+  client$rev <- "2025-11-25"
+  empty <- setNames(list(), character())
+  request(client, 0, "initialize", list(protocolVersion = "2025-11-25",
+    capabilities = list(elicitation = empty), clientInfo = list(name = "t", version = "1")))
+  send(client, list(jsonrpc = "2.0", id = 1, method = "tools/call",
+    params = list(name = "forked_ask", arguments = empty)))
+  answer <- receive(client, timeout = 40)
+  expect_equal(answer$id, 1L)
+  expect_match(answer$result$content[[1]]$text, "forked from the server cannot talk to the client")
+  # The server itself is unharmed.
+  expect_equal(request(client, "p", "ping")$id, "p")
+  expect_equal(finish(client), 0L)
+  expect_log_valid(client)
+})
