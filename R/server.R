@@ -32,7 +32,8 @@
 #' stdin ends while a tool waits for the user's answer, `mcp_elicit()` raises
 #' an error and the call ends as cancelled. Processes forked by tools (such
 #' as `parallel::mcparallel()`) do not inherit the protocol streams, so they
-#' never keep a client waiting after the server has exited.
+#' never keep a client waiting after the server has exited; in such a child,
+#' [mcp_elicit()] fails at once and progress and log messages are dropped.
 #'
 #' Set the environment variable `MCPSERVER_TRACE=1` to log every message the
 #' server reads and writes, with timings, to stderr.
