@@ -216,10 +216,10 @@ run_job <- function(server, job, handler) {
     {
       value <- withCallingHandlers(
         do.call(handler, job$arguments),
-        message = function(m) forward_log("info", sub("\n$", "", conditionMessage(m))),
+        message = function(m) forward_log("info", sub("\n$", "", condition_text(m))),
         warning = function(w) {
-          forward_log("warning", conditionMessage(w))
-          message("Warning in tool call: ", conditionMessage(w))
+          forward_log("warning", condition_text(w))
+          message("Warning in tool call: ", condition_text(w))
           invokeRestart("muffleWarning")
         }
       )
@@ -227,7 +227,7 @@ run_job <- function(server, job, handler) {
       "done"
     },
     error = function(e) {
-      server$complete_error(job$id, conditionMessage(e))
+      server$complete_error(job$id, condition_text(e))
       "error"
     },
     interrupt = function(e) server$interrupted(),
@@ -236,4 +236,13 @@ run_job <- function(server, job, handler) {
       "input required"
     }
   )
+}
+
+# The text of a condition a tool signalled, whatever its message holds: R
+# code may give it NULL, several strings, NA or a number. This runs where
+# an R error would escape the loop and stop the server, so it cannot fail.
+condition_text <- function(condition) {
+  text <- tryCatch(conditionMessage(condition), error = function(e) NULL)
+  text <- tryCatch(as.character(unlist(text)), error = function(e) character())
+  paste(text, collapse = "\n")
 }

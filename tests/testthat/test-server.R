@@ -308,6 +308,42 @@ test_that("a forked child never keeps the client's stdout open after the server 
   expect_true(isTRUE(tools::pskill(pid, 0)), label = "the child still lives")
 })
 
+test_that("a condition without a usable message never stops the server", {
+  # R lets a condition carry any message (NULL, several strings, NA, a
+  # number): each becomes a tool error the model can read, and serving goes on.
+  script <- server_script(c(
+    "odd_error <- function(kind) {",
+    "  message <- switch(kind, none = NULL, two = c('first line', 'second line'),",
+    "    na = NA_character_, number = 42)",
+    "  stop(structure(class = c('error', 'condition'), list(message = message, call = NULL)))",
+    "}",
+    "odd_warning <- function() {",
+    "  warning(structure(class = c('warning', 'condition'), list(message = NULL, call = NULL)))",
+    "  'warned'",
+    "}",
+    "odd_message <- function() {",
+    "  message(structure(class = c('message', 'condition'), list(message = c('a', 'b'), call = NULL)))",
+    "  'told'",
+    "}",
+    "mcp_server(list(",
+    "  tool(odd_error, 'Fails oddly', arguments = list(kind = type_string())),",
+    "  tool(odd_warning, 'Warns oddly'), tool(odd_message, 'Tells oddly')",
+    "))"
+  ))
+  client <- start_server(script)
+  initialize(client)
+  texts <- c(none = "", two = "first line\nsecond line", na = "NA", number = "42")
+  for (kind in names(texts)) {
+    r <- call_tool(client, kind, "odd_error", list(kind = kind))
+    expect_true(isTRUE(r$result$isError), label = kind)
+    expect_equal(r$result$content[[1]]$text, texts[[kind]], label = kind)
+  }
+  expect_equal(call_tool(client, "w", "odd_warning")$result$content[[1]]$text, "warned")
+  expect_equal(call_tool(client, "m", "odd_message")$result$content[[1]]$text, "told")
+  expect_equal(finish(client), 0L)
+  expect_log_valid(client)
+})
+
 test_that("a forked child's copy of the server never waits for the client", {
   # The child has the server's memory but none of its threads: asking the
   # user from there would wait for ever (and could block on a lock a server
