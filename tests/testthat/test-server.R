@@ -344,6 +344,45 @@ test_that("a condition without a usable message never stops the server", {
   expect_log_valid(client)
 })
 
+test_that("text from R that is not valid UTF-8 never reaches the wire as such", {
+  # A tool's error, log or progress message may hold bytes that are not
+  # UTF-8 (read from a file, say): a line that is not UTF-8 breaks the
+  # client's JSON reader, so they arrive replaced.
+  script <- server_script(c(
+    "bad <- rawToChar(as.raw(c(0x61, 0xff, 0x62)))",
+    "odd_bytes <- function(how) {",
+    "  switch(how,",
+    "    error = stop(bad),",
+    "    log = { message(bad); 'logged' },",
+    "    progress = { mcp_progress(1, total = 2, message = bad); 'reported' }",
+    "  )",
+    "}",
+    "mcp_server(tool(odd_bytes, 'Odd bytes', arguments = list(how = type_string())))"
+  ))
+  client <- start_server(script)
+  initialize(client)
+  expect_equal(request(client, "level", "logging/setLevel", list(level = "debug"))$id, "level")
+  send(client, list(jsonrpc = "2.0", id = "error", method = "tools/call",
+    params = list(name = "odd_bytes", arguments = list(how = "error"))))
+  send(client, list(jsonrpc = "2.0", id = "log", method = "tools/call",
+    params = list(name = "odd_bytes", arguments = list(how = "log"))))
+  send(client, list(jsonrpc = "2.0", id = "progress", method = "tools/call",
+    params = list(name = "odd_bytes", arguments = list(how = "progress"), `_meta` = list(progressToken = "t"))))
+  messages <- lapply(1:5, function(i) receive(client))
+  lines <- vapply(tail(client$log, 5), function(entry) entry$line, "")
+  expect_true(all(validUTF8(lines)))
+  ids <- vapply(messages, function(m) if (is.null(m$id)) m$method else m$id, "")
+  expect_setequal(ids, c("error", "log", "progress", "notifications/message", "notifications/progress"))
+  by_id <- setNames(messages, ids)
+  expect_true(by_id$error$result$isError)
+  expect_equal(by_id$error$result$content[[1]]$text, "a\ufffdb")
+  # (R's own sub() on a message() shows the byte as "<ff>", which is fine.)
+  expect_true(by_id[["notifications/message"]]$params$data %in% c("a\ufffdb", "a<ff>b"))
+  expect_equal(by_id[["notifications/progress"]]$params$message, "a\ufffdb")
+  expect_equal(finish(client), 0L)
+  expect_log_valid(client)
+})
+
 test_that("a forked child's copy of the server never waits for the client", {
   # The child has the server's memory but none of its threads: asking the
   # user from there would wait for ever (and could block on a lock a server
