@@ -448,8 +448,18 @@ impl McpServer {
     fn complete_input_required(&self, job: f64) {
         self.current.borrow_mut().take();
         let pending = self.needs_input.borrow_mut().take();
-        if let (Some(server), Some((key, request))) = (&self.server, pending) {
-            server.complete(job as JobId, Outcome::InputRequired { key, request });
+        if let Some(server) = &self.server {
+            let outcome = match pending {
+                Some((key, request)) => Outcome::InputRequired { key, request },
+                // The tool's own code raised the condition, with no input
+                // request behind it: the call must end all the same, or it
+                // would stay unanswered (and the server would never exit).
+                None => Outcome::Done(ToolResult::error(
+                    "The tool signalled that it needs input from the user without asking \
+                     for any; use mcp_elicit() to ask.",
+                )),
+            };
+            server.complete(job as JobId, outcome);
         }
     }
 
