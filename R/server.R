@@ -220,7 +220,8 @@ run_job <- function(server, job, handler) {
         warning = function(w) {
           forward_log("warning", condition_text(w))
           message("Warning in tool call: ", condition_text(w))
-          invokeRestart("muffleWarning")
+          # signalCondition() offers no restart: R just carries on then.
+          if (!is.null(findRestart("muffleWarning"))) invokeRestart("muffleWarning")
         }
       )
       server$complete_value(job$id, job$tool, from_ellmer_value(value))

@@ -344,6 +344,26 @@ test_that("a condition without a usable message never stops the server", {
   expect_log_valid(client)
 })
 
+test_that("a warning signalled without a way to muffle it runs on as in plain R", {
+  # signalCondition() offers no "muffleWarning" restart: R carries on after
+  # it, and so must the tool, rather than fail on the server's own handler.
+  script <- server_script(c(
+    "signals <- function() {",
+    "  signalCondition(simpleWarning('only signalled'))",
+    "  warning('a real warning')",
+    "  'carried on'",
+    "}",
+    "mcp_server(tool(signals, 'Signals a warning'))"
+  ))
+  client <- start_server(script)
+  initialize(client)
+  r <- call_tool(client, 1, "signals")
+  expect_false(isTRUE(r$result$isError))
+  expect_equal(r$result$content[[1]]$text, "carried on")
+  expect_equal(finish(client), 0L)
+  expect_log_valid(client)
+})
+
 test_that("text from R that is not valid UTF-8 never reaches the wire as such", {
   # A tool's error, log or progress message may hold bytes that are not
   # UTF-8 (read from a file, say): a line that is not UTF-8 breaks the
