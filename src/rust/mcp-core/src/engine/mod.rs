@@ -396,6 +396,13 @@ impl Engine {
     pub fn on_oversized(&mut self, prefix: &[u8], length: usize, out: &mut Vec<Output>) {
         let id = crate::framing::sniff_id(prefix);
         let limit = self.config.max_message_bytes;
+        if let Some(ask) = id.as_ref().filter(|id| self.asks.contains_key(id)) {
+            // The client's answer to the server's own input request: the
+            // tool waiting for it learns why none comes, and the client gets
+            // no error for a request it never sent.
+            let reason = format!("it is too large ({length} bytes; the limit is {limit} bytes)");
+            return self.on_unreadable_response(ask, &reason, out);
+        }
         let message =
             format!("Message too large: {length} bytes exceeds the limit of {limit} bytes");
         let data = json!({ "size": length, "limit": limit });
