@@ -731,6 +731,13 @@ impl Engine {
             Message::Notification { method, params } => self.on_notification(&method, params, out),
             // A reply to a request of ours (an elicitation).
             Message::Response { id, result, error } => self.on_response(&id, result, error, out),
+            // Our own request's id, but no answer can be read from it: the
+            // tool waiting for one learns why, and the client gets no error
+            // for a request it never sent.
+            Message::Invalid {
+                id: Some(id),
+                reason,
+            } if self.asks.contains_key(&id) => self.on_unreadable_response(&id, &reason, out),
             Message::Invalid { id, reason } => {
                 let text = invalid_request(id.as_ref(), &reason);
                 match id {
