@@ -20,7 +20,8 @@
 #' What the server holds for a client is bounded. While 4 MB of output wait
 #' for the client to read them, or 256 tool calls wait to run, the server
 #' stops reading stdin until they drain (a client writing faster than it is
-#' answered then waits, as with any pipe), and log and progress
+#' answered then waits, as with any pipe; calls run as tasks do not count,
+#' as at most 1,000 tasks may be working), and log and progress
 #' notifications are dropped while output waits. A tool waiting for the
 #' user's answer (see [mcp_elicit()]) keeps the server reading; calls over
 #' the bound are then refused with an error, as are more than 64 open
@@ -31,7 +32,8 @@
 #' stdin ends while a tool waits for the user's answer, `mcp_elicit()` raises
 #' an error and the call ends as cancelled. Processes forked by tools (such
 #' as `parallel::mcparallel()`) do not inherit the protocol streams, so they
-#' never keep a client waiting after the server has exited.
+#' never keep a client waiting after the server has exited; in such a child,
+#' [mcp_elicit()] fails at once and progress and log messages are dropped.
 #'
 #' Set the environment variable `MCPSERVER_TRACE=1` to log every message the
 #' server reads and writes, with timings, to stderr.
@@ -232,18 +234,19 @@ run_job <- function(server, job, handler) {
     {
       value <- withCallingHandlers(
         do.call(handler, job$arguments),
-        message = function(m) forward_log("info", sub("\n$", "", conditionMessage(m))),
+        message = function(m) forward_log("info", sub("\n$", "", condition_text(m))),
         warning = function(w) {
-          forward_log("warning", conditionMessage(w))
-          message("Warning in tool call: ", conditionMessage(w))
-          invokeRestart("muffleWarning")
+          forward_log("warning", condition_text(w))
+          message("Warning in tool call: ", condition_text(w))
+          # signalCondition() offers no restart: R just carries on then.
+          if (!is.null(findRestart("muffleWarning"))) invokeRestart("muffleWarning")
         }
       )
       server$complete_value(job$id, job$tool, from_ellmer_value(value))
       "done"
     },
     error = function(e) {
-      server$complete_error(job$id, conditionMessage(e))
+      server$complete_error(job$id, condition_text(e))
       "error"
     },
     interrupt = function(e) server$interrupted(),
@@ -252,4 +255,13 @@ run_job <- function(server, job, handler) {
       "input required"
     }
   )
+}
+
+# The text of a condition a tool signalled, whatever its message holds: R
+# code may give it NULL, several strings, NA or a number. This runs where
+# an R error would escape the loop and stop the server, so it cannot fail.
+condition_text <- function(condition) {
+  text <- tryCatch(conditionMessage(condition), error = function(e) NULL)
+  text <- tryCatch(as.character(unlist(text)), error = function(e) character())
+  paste(text, collapse = "\n")
 }

@@ -200,3 +200,22 @@ test_that("stdin ending while a tool waits for the user ends the call as cancell
   expect_equal(finish(client), 0)
   expect_length(client$pending, 0) # nothing more for the cancelled call
 })
+
+test_that("a tool that signals it needs input without asking still gets an answer", {
+  # The condition mcp_elicit() raises to end a 2026-07-28 round, raised by
+  # the tool's own code with no input request behind it: the call ends with
+  # a tool error instead of staying unanswered (which kept the server from
+  # exiting at end of input).
+  script <- server_script(c(
+    "fake <- function() stop(structure(class = c('mcpserver_input_required', 'condition'),",
+    "  list(message = 'needs input', call = NULL)))",
+    "mcp_server(tool(fake, 'Signals without asking'))"
+  ))
+  client <- start_server(script)
+  initialize(client)
+  r <- call_tool(client, 1, "fake")
+  expect_true(r$result$isError)
+  expect_match(r$result$content[[1]]$text, "mcp_elicit")
+  expect_equal(finish(client), 0L)
+  expect_log_valid(client)
+})

@@ -307,3 +307,136 @@ test_that("a forked child never keeps the client's stdout open after the server 
   expect_true(stdout_ends(client))
   expect_true(isTRUE(tools::pskill(pid, 0)), label = "the child still lives")
 })
+
+test_that("a condition without a usable message never stops the server", {
+  # R lets a condition carry any message (NULL, several strings, NA, a
+  # number): each becomes a tool error the model can read, and serving goes on.
+  script <- server_script(c(
+    "odd_error <- function(kind) {",
+    "  message <- switch(kind, none = NULL, two = c('first line', 'second line'),",
+    "    na = NA_character_, number = 42)",
+    "  stop(structure(class = c('error', 'condition'), list(message = message, call = NULL)))",
+    "}",
+    "odd_warning <- function() {",
+    "  warning(structure(class = c('warning', 'condition'), list(message = NULL, call = NULL)))",
+    "  'warned'",
+    "}",
+    "odd_message <- function() {",
+    "  message(structure(class = c('message', 'condition'), list(message = c('a', 'b'), call = NULL)))",
+    "  'told'",
+    "}",
+    "mcp_server(list(",
+    "  tool(odd_error, 'Fails oddly', arguments = list(kind = type_string())),",
+    "  tool(odd_warning, 'Warns oddly'), tool(odd_message, 'Tells oddly')",
+    "))"
+  ))
+  client <- start_server(script)
+  initialize(client)
+  texts <- c(none = "", two = "first line\nsecond line", na = "NA", number = "42")
+  for (kind in names(texts)) {
+    r <- call_tool(client, kind, "odd_error", list(kind = kind))
+    expect_true(isTRUE(r$result$isError), label = kind)
+    expect_equal(r$result$content[[1]]$text, texts[[kind]], label = kind)
+  }
+  expect_equal(call_tool(client, "w", "odd_warning")$result$content[[1]]$text, "warned")
+  expect_equal(call_tool(client, "m", "odd_message")$result$content[[1]]$text, "told")
+  expect_equal(finish(client), 0L)
+  expect_log_valid(client)
+})
+
+test_that("a warning signalled without a way to muffle it runs on as in plain R", {
+  # signalCondition() offers no "muffleWarning" restart: R carries on after
+  # it, and so must the tool, rather than fail on the server's own handler.
+  script <- server_script(c(
+    "signals <- function() {",
+    "  signalCondition(simpleWarning('only signalled'))",
+    "  warning('a real warning')",
+    "  'carried on'",
+    "}",
+    "mcp_server(tool(signals, 'Signals a warning'))"
+  ))
+  client <- start_server(script)
+  initialize(client)
+  r <- call_tool(client, 1, "signals")
+  expect_false(isTRUE(r$result$isError))
+  expect_equal(r$result$content[[1]]$text, "carried on")
+  expect_equal(finish(client), 0L)
+  expect_log_valid(client)
+})
+
+test_that("text from R that is not valid UTF-8 never reaches the wire as such", {
+  # A tool's error, log or progress message may hold bytes that are not
+  # UTF-8 (read from a file, say): a line that is not UTF-8 breaks the
+  # client's JSON reader, so they arrive replaced.
+  script <- server_script(c(
+    "bad <- rawToChar(as.raw(c(0x61, 0xff, 0x62)))",
+    "odd_bytes <- function(how) {",
+    "  switch(how,",
+    "    error = stop(bad),",
+    "    log = { message(bad); 'logged' },",
+    "    progress = { mcp_progress(1, total = 2, message = bad); 'reported' }",
+    "  )",
+    "}",
+    "mcp_server(tool(odd_bytes, 'Odd bytes', arguments = list(how = type_string())))"
+  ))
+  client <- start_server(script)
+  initialize(client)
+  expect_equal(request(client, "level", "logging/setLevel", list(level = "debug"))$id, "level")
+  send(client, list(jsonrpc = "2.0", id = "error", method = "tools/call",
+    params = list(name = "odd_bytes", arguments = list(how = "error"))))
+  send(client, list(jsonrpc = "2.0", id = "log", method = "tools/call",
+    params = list(name = "odd_bytes", arguments = list(how = "log"))))
+  send(client, list(jsonrpc = "2.0", id = "progress", method = "tools/call",
+    params = list(name = "odd_bytes", arguments = list(how = "progress"), `_meta` = list(progressToken = "t"))))
+  messages <- lapply(1:5, function(i) receive(client))
+  lines <- vapply(tail(client$log, 5), function(entry) entry$line, "")
+  expect_true(all(validUTF8(lines)))
+  ids <- vapply(messages, function(m) if (is.null(m$id)) m$method else m$id, "")
+  expect_setequal(ids, c("error", "log", "progress", "notifications/message", "notifications/progress"))
+  by_id <- setNames(messages, ids)
+  expect_true(by_id$error$result$isError)
+  expect_equal(by_id$error$result$content[[1]]$text, "a\ufffdb")
+  # (R's own sub() on a message() shows the byte as "<ff>", which is fine.)
+  expect_true(by_id[["notifications/message"]]$params$data %in% c("a\ufffdb", "a<ff>b"))
+  expect_equal(by_id[["notifications/progress"]]$params$message, "a\ufffdb")
+  expect_equal(finish(client), 0L)
+  expect_log_valid(client)
+})
+
+test_that("a forked child's copy of the server never waits for the client", {
+  # The child has the server's memory but none of its threads: asking the
+  # user from there would wait for ever (and could block on a lock a server
+  # thread held at the fork). It fails at once instead; progress and logs
+  # from the child are dropped.
+  script <- server_script(c(
+    "forked_ask <- function() {",
+    "  child <- parallel::mcparallel({",
+    "    mcp_progress(1, total = 2)",
+    "    message('a message from the child')",
+    "    tryCatch(mcp_elicit('Name?', list(name = type_string()))$action,",
+    "      error = function(e) conditionMessage(e))",
+    "  })",
+    "  answer <- parallel::mccollect(child, wait = FALSE, timeout = 20)",
+    "  if (is.null(answer)) {",
+    "    tools::pskill(child$pid, tools::SIGKILL)",
+    "    return('the child was still waiting after 20 seconds')",
+    "  }",
+    "  answer[[1]]",
+    "}",
+    "mcp_server(tool(forked_ask, 'Ask from a forked child'))"
+  ))
+  client <- start_server(script)
+  client$rev <- "2025-11-25"
+  empty <- setNames(list(), character())
+  request(client, 0, "initialize", list(protocolVersion = "2025-11-25",
+    capabilities = list(elicitation = empty), clientInfo = list(name = "t", version = "1")))
+  send(client, list(jsonrpc = "2.0", id = 1, method = "tools/call",
+    params = list(name = "forked_ask", arguments = empty)))
+  answer <- receive(client, timeout = 40)
+  expect_equal(answer$id, 1L)
+  expect_match(answer$result$content[[1]]$text, "forked from the server cannot talk to the client")
+  # The server itself is unharmed.
+  expect_equal(request(client, "p", "ping")$id, "p")
+  expect_equal(finish(client), 0L)
+  expect_log_valid(client)
+})

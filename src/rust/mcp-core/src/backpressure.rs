@@ -24,8 +24,10 @@ pub struct Limits {
     /// (a `tools/list` of a few dozen tools is a few KiB), so only a client
     /// that has stopped reading ever meets it.
     pub max_queued_output: usize,
-    /// Tool calls accepted and not yet answered (the running one included)
-    /// before the server stops reading; over it (possible only while a tool
+    /// Tool calls accepted and not yet answered (the running one included;
+    /// calls run as tasks are bounded by the task store instead, as their
+    /// client is answered at once and goes on talking) before the server
+    /// stops reading; over it (possible only while a tool
     /// waits for input) a call is refused. R runs one call at a time, so a
     /// few hundred waiting is far more than any client needs to keep R busy.
     pub max_queued_calls: usize,

@@ -39,6 +39,9 @@ use std::time::{Duration, Instant};
 /// answers for it (for code that never checks for interrupts).
 const TIMEOUT_GRACE: Duration = Duration::from_millis(500);
 
+/// Why a forked child's copy of the server does nothing.
+const FORKED: &str = "a process forked from the server cannot talk to the client";
+
 /// How long `stop` waits for the writer to deliver what is queued.
 const WRITER_DRAIN: Duration = Duration::from_secs(5);
 
@@ -108,7 +111,7 @@ impl Shared {
             }
             let awaiting_input = !lock(&self.replies).is_empty();
             self.pressure
-                .set_calls(engine.pending_jobs(), awaiting_input);
+                .set_calls(engine.pending_calls(), awaiting_input);
         });
     }
 
@@ -278,6 +281,11 @@ pub struct Server {
     stopped: bool,
     /// Tools whose calls R hands to worker processes (see [`Server::run_on_workers`]).
     worker_tools: HashSet<usize>,
+    /// The process serving. A child a tool forks (`parallel::mclapply()`)
+    /// has a copy of the server without its threads, and with its locks
+    /// as they were at the fork, perhaps held by a thread that does not
+    /// exist there: such a copy must take no lock and wait for nothing.
+    pid: u32,
 }
 
 /// Runs the timers' single-threaded tokio runtime on its own thread until
@@ -394,7 +402,13 @@ impl Server {
             guard,
             stopped: false,
             worker_tools: HashSet::new(),
+            pid: std::process::id(),
         })
+    }
+
+    /// Whether this is a forked child's copy of the server (see `pid`).
+    fn in_forked_child(&self) -> bool {
+        std::process::id() != self.pid
     }
 
     pub fn registry(&self) -> &Arc<Registry> {
@@ -410,6 +424,9 @@ impl Server {
         tick: Duration,
         mut interrupted: impl FnMut() -> bool,
     ) -> Polled {
+        if self.in_forked_child() {
+            return Polled::Failed(FORKED.to_string());
+        }
         let deadline = Instant::now() + timeout;
         loop {
             if self.shared.closing.load(Ordering::SeqCst) {
@@ -502,6 +519,9 @@ impl Server {
     /// rendered here, on the caller's thread and without the engine's lock,
     /// so a large one never delays the answers to other requests.
     pub fn complete(&self, job: JobId, outcome: Outcome) {
+        if self.in_forked_child() {
+            return;
+        }
         self.shared.board.end(job);
         // An input request it left unanswered (it was interrupted) waits no more.
         lock(&self.shared.replies).remove(&job);
@@ -534,7 +554,7 @@ impl Server {
     /// A running job reports progress (sent if the client asked for it, and
     /// dropped while the client has not read the output queued for it).
     pub fn progress(&self, job: JobId, update: Progress) {
-        if self.shared.pressure.output_full() {
+        if self.in_forked_child() || self.shared.pressure.output_full() {
             return;
         }
         self.shared
@@ -544,7 +564,7 @@ impl Server {
     /// A running job logs a message (sent if the client asked for logs, and
     /// dropped while the client has not read the output queued for it).
     pub fn log(&self, job: JobId, level: LogLevel, data: serde_json::Value) {
-        if self.shared.pressure.output_full() {
+        if self.in_forked_child() || self.shared.pressure.output_full() {
             return;
         }
         self.shared.step(|e, out| e.on_log(job, level, data, out));
@@ -559,6 +579,10 @@ impl Server {
         request: serde_json::Value,
     ) -> mpsc::Receiver<Answer> {
         let (reply, answer) = mpsc::channel();
+        if self.in_forked_child() {
+            let _ = reply.send(Err(FORKED.to_string()));
+            return answer;
+        }
         lock(&self.shared.replies).insert(job, reply);
         let input_ended = &self.shared.input_ended;
         self.shared.step(|e, out| {
@@ -573,15 +597,19 @@ impl Server {
         answer
     }
 
-    /// Whether the client has cancelled `job`.
+    /// Whether the client has cancelled `job` (as far as a forked child
+    /// can tell: not at all).
     pub fn is_cancelled(&self, job: JobId) -> bool {
-        self.shared.board.is_cancelled(job)
+        !self.in_forked_child() && self.shared.board.is_cancelled(job)
     }
 
     /// The running job and why the server interrupted it. `None` means an
     /// interrupt the tool thread sees came from elsewhere (Ctrl-C): the
     /// server's own interrupts never outlive their job.
     pub fn interrupt_reason(&self) -> Option<(JobId, Interrupt)> {
+        if self.in_forked_child() {
+            return None;
+        }
         self.shared.board.interrupted()
     }
 
@@ -590,6 +618,16 @@ impl Server {
     /// again (as dropping the server does) returns at once.
     pub fn stop(&mut self) {
         if std::mem::replace(&mut self.stopped, true) {
+            return;
+        }
+        if self.in_forked_child() {
+            // The child has none of the threads to stop, and the protocol
+            // descriptors were closed in it at the fork (their numbers may
+            // name other files since): leave all of it untouched.
+            std::mem::forget(self.guard.take());
+            std::mem::forget(self.reader.take());
+            std::mem::forget(self.writer.take());
+            std::mem::forget(self.timers.take());
             return;
         }
         self.shared.stop_reader.store(true, Ordering::Relaxed);

@@ -376,6 +376,67 @@ fn an_unreadable_answer_to_our_question_ends_the_wait() {
 }
 
 #[test]
+fn an_answer_to_our_question_too_large_to_read_ends_the_wait() {
+    let mut h = Harness::new();
+    h.request(
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},
+        "clientInfo":{"name":"c","version":"1"}}}),
+    );
+    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+                        "params":{"name":"add","arguments":{"x":1,"y":2}}}));
+    let job = h.jobs.pop().unwrap();
+    let mut out = Vec::new();
+    let request = json!({"method":"elicitation/create","params":{"message":"Name?",
+        "requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}});
+    h.engine.on_ask(job.id, "input-1".into(), request, &mut out);
+    let asked = h.collect(out);
+    let ask_id = asked[0]["id"].to_string();
+    // The user's answer is longer than the server reads: only its start is
+    // seen. The tool waiting for it learns why, and the client gets no
+    // error for a request it never sent.
+    let prefix = format!(r#"{{"jsonrpc":"2.0","id":{ask_id},"result":{{"action":"accept","#);
+    let mut out = Vec::new();
+    h.engine
+        .on_oversized(prefix.as_bytes(), 64 * 1024 * 1024, &mut out);
+    assert!(h.collect(out).is_empty(), "a response is never answered");
+    assert_eq!(h.answers.len(), 1);
+    let (answered_job, answer) = h.answers.pop().unwrap();
+    assert_eq!(answered_job, job.id);
+    assert!(answer.unwrap_err().contains("too large"));
+}
+
+#[test]
+fn an_answer_to_our_question_of_the_wrong_shape_ends_the_wait() {
+    let mut h = Harness::new();
+    h.request(
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},
+        "clientInfo":{"name":"c","version":"1"}}}),
+    );
+    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+                        "params":{"name":"add","arguments":{"x":1,"y":2}}}));
+    let job = h.jobs.pop().unwrap();
+    let mut out = Vec::new();
+    let request = json!({"method":"elicitation/create","params":{"message":"Name?",
+        "requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}});
+    h.engine.on_ask(job.id, "input-1".into(), request, &mut out);
+    let ask_id = h.collect(out)[0]["id"].clone();
+    // Our id, but neither `result` nor `error`: no answer can be read from
+    // it. The tool learns so, and the client gets no error for a request it
+    // never sent.
+    assert!(
+        h.send_value(json!({"jsonrpc":"2.0","id":ask_id,"outcome":{"action":"accept"}}))
+            .is_empty(),
+        "a response is never answered"
+    );
+    assert_eq!(h.answers.len(), 1);
+    let (answered_job, answer) = h.answers.pop().unwrap();
+    assert_eq!(answered_job, job.id);
+    assert!(answer.unwrap_err().contains("could not be read"));
+}
+
+#[test]
 fn ids_round_trip_exactly_in_responses() {
     let mut h = Harness::new();
     for id in [

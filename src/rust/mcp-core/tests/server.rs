@@ -8,7 +8,7 @@ use mcp_core::board::{Interrupt, Interrupter};
 use mcp_core::engine::{Config, Outcome};
 use mcp_core::registry::Registry;
 use mcp_core::server::{Polled, Server};
-use mcp_core::tool::ToolDef;
+use mcp_core::tool::{TaskSupport, ToolDef};
 use serde_json::{json, Value};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -67,6 +67,13 @@ fn tools() -> Vec<ToolDef> {
             description: Some("slow".into()),
             input_schema: json!({"type":"object","properties":{}}),
             timeout: Some(Duration::from_millis(300)),
+            ..ToolDef::default()
+        },
+        ToolDef {
+            name: "job".into(),
+            description: Some("may run as a task".into()),
+            input_schema: json!({"type":"object","properties":{}}),
+            task_support: TaskSupport::Optional,
             ..ToolDef::default()
         },
         ToolDef {
@@ -687,6 +694,53 @@ fn queued_calls_at_their_bound_stop_the_server_reading_until_one_ends() {
     assert_eq!(client.recv()["id"], 5);
     client.close();
     assert!(matches!(poll_until_done(&server), Polled::Finished));
+    server.stop();
+}
+
+#[test]
+fn tasks_never_count_as_queued_calls_so_their_control_plane_stays_heard() {
+    let mut config = Config::default();
+    config.limits.max_queued_calls = 2;
+    let (mut server, mut client, _) = start(config);
+    init(&mut client);
+    client.send(call(1, "echo"));
+    let running = next_job(&server);
+    // Creating a task is answered at once: however many wait for R (up to
+    // the task store's own bound), the server goes on reading, so the
+    // client can create more, ask about them and cancel them.
+    let task_call = |id: u64| {
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+            "params":{"name":"job","arguments":{},"task":{"ttl":60000}}})
+    };
+    let mut tasks = Vec::new();
+    for id in 2..=5 {
+        client.send(task_call(id));
+        let created = client.recv();
+        assert_eq!(created["id"], id, "task {id} created: {created}");
+        tasks.push(created["result"]["task"]["taskId"].clone());
+    }
+    client.send(json!({"jsonrpc":"2.0","id":"ping","method":"ping"}));
+    assert_eq!(client.recv()["id"], "ping");
+    client.send(
+        json!({"jsonrpc":"2.0","id":"cancel","method":"tasks/cancel",
+        "params":{"taskId":tasks[0]}}),
+    );
+    let cancelled = client.recv();
+    assert_eq!(cancelled["id"], "cancel");
+    assert_eq!(cancelled["result"]["status"], "cancelled");
+    // A direct call still waits its turn behind the running one.
+    client.send(call(6, "echo"));
+    server.complete(running.id, done_text("first"));
+    assert_eq!(client.recv()["id"], 1);
+    client.close();
+    loop {
+        match server.poll(Duration::from_secs(10), Duration::from_millis(10), || false) {
+            Polled::Job(job) => server.complete(job.id, done_text("done")),
+            Polled::Finished => break,
+            other => panic!("expected jobs, then the end; got {other:?}"),
+        }
+    }
+    assert_eq!(client.recv()["id"], 6);
     server.stop();
 }
 

@@ -85,6 +85,15 @@ fn client_text(text: &str) -> Robj {
     Robj::from(text.replace('\0', "\\u0000").as_str())
 }
 
+/// Text R hands over (an error or log message), as UTF-8: bytes that are not
+/// are replaced, as `&str` arguments would take them on trust and a line
+/// that is not UTF-8 breaks the client's reader. `None` for `NULL` or `NA`.
+fn r_text(value: &Robj) -> Option<String> {
+    RValue::of(value)
+        .as_single_string()
+        .map(|text| text.into_owned())
+}
+
 /// How often a waiting `poll()` looks for Ctrl-C.
 const INTERRUPT_TICK: Duration = Duration::from_millis(20);
 
@@ -244,9 +253,10 @@ impl McpServer {
 
     /// The handler raised an R error with this message.
     /// @noRd
-    fn complete_error(&self, job: f64, message: &str) {
+    fn complete_error(&self, job: f64, message: Robj) {
         self.current.borrow_mut().take();
         if let Some(server) = &self.server {
+            let message = r_text(&message).unwrap_or_default();
             server.complete(job as JobId, Outcome::Done(ToolResult::error(message)));
         }
     }
@@ -282,12 +292,12 @@ impl McpServer {
 
     /// The running call reports progress.
     /// @noRd
-    fn progress(&self, job: f64, progress: f64, total: Nullable<f64>, message: Nullable<String>) {
+    fn progress(&self, job: f64, progress: f64, total: Nullable<f64>, message: Robj) {
         if let Some(server) = &self.server {
             let update = Progress {
                 progress,
                 total: total.into_option(),
-                message: message.into_option(),
+                message: r_text(&message),
             };
             server.progress(job as JobId, update);
         }
@@ -295,8 +305,9 @@ impl McpServer {
 
     /// The running call logs a message at `level` (checked by the R side).
     /// @noRd
-    fn log(&self, job: f64, level: &str, message: &str) {
+    fn log(&self, job: f64, level: &str, message: Robj) {
         if let (Some(server), Some(level)) = (&self.server, LogLevel::parse(level)) {
+            let message = r_text(&message).unwrap_or_default();
             server.log(job as JobId, level, serde_json::Value::from(message));
         }
     }
@@ -371,7 +382,8 @@ impl McpServer {
     /// `"interrupted"` when an interrupt arrived while waiting (R raises it
     /// again).
     /// @noRd
-    fn elicit(&self, key: &str, message: &str, schema: Robj) -> Robj {
+    fn elicit(&self, key: &str, message: Robj, schema: Robj) -> Robj {
+        let message = r_text(&message).unwrap_or_default();
         let reply = |status: &str, value: Robj| -> Robj {
             List::from_pairs(vec![("status", Robj::from(status)), ("value", value)]).into()
         };
@@ -436,8 +448,18 @@ impl McpServer {
     fn complete_input_required(&self, job: f64) {
         self.current.borrow_mut().take();
         let pending = self.needs_input.borrow_mut().take();
-        if let (Some(server), Some((key, request))) = (&self.server, pending) {
-            server.complete(job as JobId, Outcome::InputRequired { key, request });
+        if let Some(server) = &self.server {
+            let outcome = match pending {
+                Some((key, request)) => Outcome::InputRequired { key, request },
+                // The tool's own code raised the condition, with no input
+                // request behind it: the call must end all the same, or it
+                // would stay unanswered (and the server would never exit).
+                None => Outcome::Done(ToolResult::error(
+                    "The tool signalled that it needs input from the user without asking \
+                     for any; use mcp_elicit() to ask.",
+                )),
+            };
+            server.complete(job as JobId, outcome);
         }
     }
 

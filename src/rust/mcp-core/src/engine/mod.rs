@@ -284,6 +284,9 @@ pub struct Engine {
     registry: Arc<Registry>,
     session: Option<Session>,
     jobs: HashMap<JobId, JobState>,
+    /// Jobs in `jobs` whose client waits for the answer (not tasks, which
+    /// are answered at once and bounded on their own by `tasks::MAX_TASKS`).
+    direct_calls: usize,
     by_request: HashMap<RequestId, JobId>,
     listens: HashSet<RequestId>,
     batches: HashMap<u64, Batch>,
@@ -311,6 +314,7 @@ impl Engine {
             registry,
             session: None,
             jobs: HashMap::new(),
+            direct_calls: 0,
             by_request: HashMap::new(),
             listens: HashSet::new(),
             batches: HashMap::new(),
@@ -331,6 +335,14 @@ impl Engine {
     /// Tool calls accepted and not yet answered.
     pub fn pending_jobs(&self) -> usize {
         self.jobs.len()
+    }
+
+    /// Tool calls accepted and not yet answered whose client waits for the
+    /// answer: the calls [`crate::backpressure`] bounds. Tasks are left out:
+    /// creating one is answered at once, so the client goes on talking
+    /// (`tasks/get`, `tasks/cancel`), and the task store bounds them.
+    pub fn pending_calls(&self) -> usize {
+        self.direct_calls
     }
 
     /// Handles one line of input (without its terminator).
@@ -384,6 +396,13 @@ impl Engine {
     pub fn on_oversized(&mut self, prefix: &[u8], length: usize, out: &mut Vec<Output>) {
         let id = crate::framing::sniff_id(prefix);
         let limit = self.config.max_message_bytes;
+        if let Some(ask) = id.as_ref().filter(|id| self.asks.contains_key(id)) {
+            // The client's answer to the server's own input request: the
+            // tool waiting for it learns why none comes, and the client gets
+            // no error for a request it never sent.
+            let reason = format!("it is too large ({length} bytes; the limit is {limit} bytes)");
+            return self.on_unreadable_response(ask, &reason, out);
+        }
         let message =
             format!("Message too large: {length} bytes exceeds the limit of {limit} bytes");
         let data = json!({ "size": length, "limit": limit });
@@ -412,6 +431,9 @@ impl Engine {
         let Some(state) = self.jobs.remove(&job) else {
             return;
         };
+        if state.task.is_none() {
+            self.direct_calls -= 1;
+        }
         if self.by_request.get(&state.request_id) == Some(&job) {
             self.by_request.remove(&state.request_id);
         }
@@ -714,6 +736,13 @@ impl Engine {
             Message::Notification { method, params } => self.on_notification(&method, params, out),
             // A reply to a request of ours (an elicitation).
             Message::Response { id, result, error } => self.on_response(&id, result, error, out),
+            // Our own request's id, but no answer can be read from it: the
+            // tool waiting for one learns why, and the client gets no error
+            // for a request it never sent.
+            Message::Invalid {
+                id: Some(id),
+                reason,
+            } if self.asks.contains_key(&id) => self.on_unreadable_response(&id, &reason, out),
             Message::Invalid { id, reason } => {
                 let text = invalid_request(id.as_ref(), &reason);
                 match id {
@@ -1023,6 +1052,22 @@ impl Engine {
         jsonrpc::success(id, &body)
     }
 
+    /// The refusal of a call over the bound. Only while a tool waits for
+    /// input does the reader go on past this many calls (see
+    /// `backpressure`): refuse rather than hold more.
+    fn too_many_calls(&self, id: &RequestId) -> String {
+        let limit = self.config.limits.max_queued_calls;
+        jsonrpc::error(
+            Some(id),
+            jsonrpc::INTERNAL_ERROR,
+            &format!(
+                "Too many tool calls waiting: at most {limit} may be in progress at once; \
+                 retry when some have finished"
+            ),
+            Some(&json!({ "limit": limit })),
+        )
+    }
+
     fn tools_call(
         &mut self,
         id: RequestId,
@@ -1032,21 +1077,6 @@ impl Engine {
         client_info: Option<Value>,
         out: &mut Vec<Output>,
     ) {
-        let limit = self.config.limits.max_queued_calls;
-        if self.jobs.len() >= limit {
-            // Only while a tool waits for input does the reader go on past
-            // this many calls (see `backpressure`): refuse rather than hold more.
-            let text = jsonrpc::error(
-                Some(&id),
-                jsonrpc::INTERNAL_ERROR,
-                &format!(
-                    "Too many tool calls waiting: at most {limit} may be in progress at once; \
-                     retry when some have finished"
-                ),
-                Some(&json!({ "limit": limit })),
-            );
-            return self.respond(&id, text, out);
-        }
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             let text = invalid_params(&id, "`name` must be a string");
             return self.respond(&id, text, out);
@@ -1072,15 +1102,20 @@ impl Engine {
         };
         let meta = params.get("_meta").and_then(Value::as_object).cloned();
         let caps = self.client_capabilities(meta.as_ref(), rev);
-        let answers = match self.retry_answers(index, arguments.as_deref(), params, rev) {
-            Ok(answers) => answers,
+        let as_task = match self.task_decision(index, params, rev, &caps) {
+            Ok(t) => t,
             Err(error) => {
                 let text = jsonrpc::error_response(Some(&id), &error);
                 return self.respond(&id, text, out);
             }
         };
-        let as_task = match self.task_decision(index, params, rev, &caps) {
-            Ok(t) => t,
+        // Before a `requestState` is accepted (and so used up).
+        if as_task.is_none() && self.direct_calls >= self.config.limits.max_queued_calls {
+            let text = self.too_many_calls(&id);
+            return self.respond(&id, text, out);
+        }
+        let answers = match self.retry_answers(index, arguments.as_deref(), params, rev) {
+            Ok(answers) => answers,
             Err(error) => {
                 let text = jsonrpc::error_response(Some(&id), &error);
                 return self.respond(&id, text, out);
@@ -1123,6 +1158,7 @@ impl Engine {
         state.task = task.clone();
         self.jobs.insert(job, state);
         if task.is_none() {
+            self.direct_calls += 1;
             self.by_request.insert(id.clone(), job);
         }
         out.push(Output::Run(Box::new(Job {
