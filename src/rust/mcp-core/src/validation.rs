@@ -70,7 +70,7 @@ const MEMBER_KEYWORDS: &[&str] = &["properties", "items", "additionalProperties"
 const DOCUMENT_KEYWORDS: &[&str] = &["$schema", "$id", "$defs", "definitions"];
 
 /// Keywords whose values map names to subschemas.
-const NAMED_SUBSCHEMAS: &[&str] = &[
+pub const NAMED_SUBSCHEMAS: &[&str] = &[
     "properties",
     "patternProperties",
     "$defs",

@@ -169,15 +169,8 @@ fn schema_from_list(x: RValue) -> Result<Value, String> {
     Ok(schema)
 }
 
-/// Keywords whose value is a map from names to schemas.
-const SCHEMA_MAPS: [&str; 6] = [
-    "properties",
-    "patternProperties",
-    "$defs",
-    "definitions",
-    "dependentSchemas",
-    "dependencies",
-];
+// Keywords whose value is a map from names to schemas.
+use mcp_core::validation::NAMED_SUBSCHEMAS as SCHEMA_MAPS;
 /// Keywords whose value is one schema (`items` may also be a list of them).
 const SCHEMA_VALUES: [&str; 12] = [
     "items",
