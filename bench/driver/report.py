@@ -189,10 +189,10 @@ REMEDY = {
     "Peak RSS, per-call": "R settles 15–20 MB above its start-up size during the first ~1,000 "
                           "calls (lazy-loaded code and R's heap growing) and stays flat after "
                           "(50,000 sequential calls measured flat); nothing to fix.",
-    "Peak RSS, throughput": "Memory follows the queue depth: the reader parses every pipelined "
-                            "request at once and queues it for R (about 2 KB per waiting call, "
-                            "reused afterwards, not a leak); bounding the queue (stop reading "
-                            "while, say, 1,000 calls wait) would cap it.",
+    "Peak RSS, throughput": "Memory follows the queue depth: the reader queues pipelined "
+                            "requests for R (about 2 KB per waiting call, reused afterwards, "
+                            "not a leak) and stops reading at 256 queued calls or 4 MiB of "
+                            "unread output, so the queue is bounded.",
     "Peak RSS, start-up": "R and the package as loaded; nothing to win in the server.",
     "Peak RSS, ping under load": "R and the package as loaded; nothing to win in the server.",
 }
