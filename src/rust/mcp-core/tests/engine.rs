@@ -342,72 +342,9 @@ fn invalid_utf8_in_a_string_is_answered_on_the_request_id() {
     assert_eq!(r["result"], json!({}));
 }
 
-#[test]
-fn an_unreadable_answer_to_our_question_ends_the_wait() {
-    let mut h = Harness::new();
-    h.request(
-        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-        "protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},
-        "clientInfo":{"name":"c","version":"1"}}}),
-    );
-    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
-                        "params":{"name":"add","arguments":{"x":1,"y":2}}}));
-    let job = h.jobs.pop().unwrap();
-    let mut out = Vec::new();
-    let request = json!({"method":"elicitation/create","params":{"message":"Name?",
-        "requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}});
-    h.engine.on_ask(job.id, "input-1".into(), request, &mut out);
-    let asked = h.collect(out);
-    let ask_id = asked[0]["id"].to_string();
-    // The user's answer holds a byte that is not UTF-8.
-    let mut bad = format!(
-        r#"{{"jsonrpc":"2.0","id":{ask_id},"result":{{"action":"accept","content":{{"name":"#
-    )
-    .into_bytes();
-    bad.extend_from_slice(b"\"\xff\"}}}");
-    assert!(
-        h.send_bytes(&bad).is_empty(),
-        "a response is never answered"
-    );
-    assert_eq!(h.answers.len(), 1);
-    let (answered_job, answer) = h.answers.pop().unwrap();
-    assert_eq!(answered_job, job.id);
-    assert!(answer.unwrap_err().contains("could not be read"));
-}
-
-#[test]
-fn an_answer_to_our_question_too_large_to_read_ends_the_wait() {
-    let mut h = Harness::new();
-    h.request(
-        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-        "protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},
-        "clientInfo":{"name":"c","version":"1"}}}),
-    );
-    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
-                        "params":{"name":"add","arguments":{"x":1,"y":2}}}));
-    let job = h.jobs.pop().unwrap();
-    let mut out = Vec::new();
-    let request = json!({"method":"elicitation/create","params":{"message":"Name?",
-        "requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}});
-    h.engine.on_ask(job.id, "input-1".into(), request, &mut out);
-    let asked = h.collect(out);
-    let ask_id = asked[0]["id"].to_string();
-    // The user's answer is longer than the server reads: only its start is
-    // seen. The tool waiting for it learns why, and the client gets no
-    // error for a request it never sent.
-    let prefix = format!(r#"{{"jsonrpc":"2.0","id":{ask_id},"result":{{"action":"accept","#);
-    let mut out = Vec::new();
-    h.engine
-        .on_oversized(prefix.as_bytes(), 64 * 1024 * 1024, &mut out);
-    assert!(h.collect(out).is_empty(), "a response is never answered");
-    assert_eq!(h.answers.len(), 1);
-    let (answered_job, answer) = h.answers.pop().unwrap();
-    assert_eq!(answered_job, job.id);
-    assert!(answer.unwrap_err().contains("too large"));
-}
-
-#[test]
-fn an_answer_to_our_question_of_the_wrong_shape_ends_the_wait() {
+/// A tool call waiting for the client's answer to its elicitation: the
+/// harness, the job and the id of the server's request.
+fn waiting_for_an_answer() -> (Harness, Job, Value) {
     let mut h = Harness::new();
     h.request(
         json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
@@ -422,6 +359,52 @@ fn an_answer_to_our_question_of_the_wrong_shape_ends_the_wait() {
         "requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}});
     h.engine.on_ask(job.id, "input-1".into(), request, &mut out);
     let ask_id = h.collect(out)[0]["id"].clone();
+    (h, job, ask_id)
+}
+
+/// The one answer the waiting `job` got.
+fn the_only_answer(h: &mut Harness, job: u64) -> Result<Value, String> {
+    assert_eq!(h.answers.len(), 1);
+    let (answered_job, answer) = h.answers.pop().unwrap();
+    assert_eq!(answered_job, job);
+    answer
+}
+
+#[test]
+fn an_unreadable_answer_to_our_question_ends_the_wait() {
+    let (mut h, job, ask_id) = waiting_for_an_answer();
+    // The user's answer holds a byte that is not UTF-8.
+    let mut bad = format!(
+        r#"{{"jsonrpc":"2.0","id":{ask_id},"result":{{"action":"accept","content":{{"name":"#
+    )
+    .into_bytes();
+    bad.extend_from_slice(b"\"\xff\"}}}");
+    assert!(
+        h.send_bytes(&bad).is_empty(),
+        "a response is never answered"
+    );
+    let answer = the_only_answer(&mut h, job.id);
+    assert!(answer.unwrap_err().contains("could not be read"));
+}
+
+#[test]
+fn an_answer_to_our_question_too_large_to_read_ends_the_wait() {
+    let (mut h, job, ask_id) = waiting_for_an_answer();
+    // The user's answer is longer than the server reads: only its start is
+    // seen. The tool waiting for it learns why, and the client gets no
+    // error for a request it never sent.
+    let prefix = format!(r#"{{"jsonrpc":"2.0","id":{ask_id},"result":{{"action":"accept","#);
+    let mut out = Vec::new();
+    h.engine
+        .on_oversized(prefix.as_bytes(), 64 * 1024 * 1024, &mut out);
+    assert!(h.collect(out).is_empty(), "a response is never answered");
+    let answer = the_only_answer(&mut h, job.id);
+    assert!(answer.unwrap_err().contains("too large"));
+}
+
+#[test]
+fn an_answer_to_our_question_of_the_wrong_shape_ends_the_wait() {
+    let (mut h, job, ask_id) = waiting_for_an_answer();
     // Our id, but neither `result` nor `error`: no answer can be read from
     // it. The tool learns so, and the client gets no error for a request it
     // never sent.
@@ -430,9 +413,7 @@ fn an_answer_to_our_question_of_the_wrong_shape_ends_the_wait() {
             .is_empty(),
         "a response is never answered"
     );
-    assert_eq!(h.answers.len(), 1);
-    let (answered_job, answer) = h.answers.pop().unwrap();
-    assert_eq!(answered_job, job.id);
+    let answer = the_only_answer(&mut h, job.id);
     assert!(answer.unwrap_err().contains("could not be read"));
 }
 
