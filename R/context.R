@@ -108,8 +108,7 @@ forward_log <- function(level, text) {
 #' @rdname tool-context
 #' @export
 mcp_cancelled <- function() {
-  # A worker whose call is cancelled is stopped by the server.
-  if (in_worker()) return(FALSE)
+  if (in_worker()) return(worker_cancelled())
   job <- current_call()
   !is.null(job) && isTRUE(the$server$cancelled(job$id))
 }
@@ -117,7 +116,7 @@ mcp_cancelled <- function() {
 #' @rdname tool-context
 #' @export
 mcp_request <- function() {
-  if (in_worker()) return(the$worker$context)
+  if (in_worker()) return(rust(the$worker$context))
   if (is.null(current_call())) return(NULL)
   rust(the$server$request_context())
 }

@@ -55,13 +55,15 @@ mcp_elicit <- function(message, schema = list()) {
     }
     schema <- do.call(type_object, lapply(schema, as_mcp_type))
   }
-  if (in_worker()) {
-    abort("`mcp_elicit()` is not available in a concurrent tool (`concurrent = TRUE`) yet: ask on the main thread.")
-  }
+  if (in_worker()) return(worker_elicit(message, schema))
   if (is.null(current_call())) abort("`mcp_elicit()` can only be used while a tool call runs.")
   the$asked <- the$asked + 1L
   key <- paste0("input-", the$asked)
-  answer <- rust(the$server$elicit(key, message, schema))
+  input_answer(rust(the$server$elicit(key, message, schema)))
+}
+
+# What mcp_elicit() makes of the server's `list(status, value)`.
+input_answer <- function(answer) {
   switch(answer$status,
     answer = answer$value,
     needs_input = stop(structure(
@@ -71,6 +73,7 @@ mcp_elicit <- function(message, schema = list()) {
     interrupted = stop(structure(class = c("interrupt", "condition"), list(message = "", call = NULL))),
     unavailable = abort(paste0("Cannot ask the user for input: ", answer$value, ".")),
     unusable = abort(paste0("The user's answer cannot be used: ", answer$value, ".")),
+    invalid = abort(answer$value),
     abort(paste0("The user could not be asked: ", answer$value))
   )
 }

@@ -238,6 +238,38 @@ McpClientProcess$alive <- function() .Call(wrap__McpClientProcess__alive, self)
 #'}
 #'}
 #'
+#'\subsection{Method `worker_call`}{
+#'Takes the call `poll` just returned off the main thread: R runs it
+#'on a worker process. Returns `list(context, answers, unavailable)`:
+#'what `mcp_request()` tells the tool there (or the error it raises),
+#'the answers the call already has (a retried 2026-07-28 call), by
+#'key, each as `list(status, value)` as `elicit()` returns them, and
+#'why no input can be had (`NULL` if it can); `NULL` if no call was
+#'just polled.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `worker_ask`}{
+#'A worker call asks the user for input. Never waits: returns
+#'`list(status, value)` with status `"asked"` (the answer comes to
+#'`worker_answer()`), `"needs_input"` (complete the call with
+#'`complete_input_required()`), `"unavailable"` or `"failed"` with the
+#'reason, or `"invalid"` with what is wrong with the schema.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `worker_answer`}{
+#'The answer to a worker call's input request, as `elicit()` returns
+#'it, or `NULL` while the client has not answered.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
 #'\subsection{Method `complete_input_required`}{
 #'The handler stopped at an input request: answer with `input_required`.
 #' \subsection{noRd}{
@@ -293,6 +325,12 @@ McpServer$cancelled <- function(job) .Call(wrap__McpServer__cancelled, self, job
 McpServer$request_context <- function() .Call(wrap__McpServer__request_context, self)
 
 McpServer$elicit <- function(key, message, schema) .Call(wrap__McpServer__elicit, self, key, message, schema)
+
+McpServer$worker_call <- function() .Call(wrap__McpServer__worker_call, self)
+
+McpServer$worker_ask <- function(job, key, message, schema) .Call(wrap__McpServer__worker_ask, self, job, key, message, schema)
+
+McpServer$worker_answer <- function(job) .Call(wrap__McpServer__worker_answer, self, job)
 
 McpServer$complete_input_required <- function(job) .Call(wrap__McpServer__complete_input_required, self, job)
 

@@ -79,6 +79,10 @@
 #' @param worker_queue How many concurrent calls may wait for a free worker.
 #'   A call beyond that is answered at once with a tool error saying the
 #'   server is busy.
+#' @param worker_grace Seconds a worker whose call was cancelled or ran out
+#'   of time gets to see it ([mcp_cancelled()] turns `TRUE` there) and
+#'   return, before the server kills its process. The client is answered at
+#'   once either way. `0` kills at once.
 #' @return `NULL`, invisibly, once the client disconnects (or Ctrl-C). An
 #'   internal error in the server (a bug, reported on stderr) stops it with
 #'   an R error instead.
@@ -95,10 +99,11 @@
 mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
                        version = "1.0.0", title = NULL, timeout = NULL,
                        max_message_size = 32 * 1024^2, request_state_key = NULL,
-                       request_state_store = NULL, workers = NULL, worker_queue = 100) {
+                       request_state_store = NULL, workers = NULL, worker_queue = 100,
+                       worker_grace = 1) {
   if (missing(tools)) abort("`tools` is required.")
   if (...length() > 0) {
-    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout`, `max_message_size`, `request_state_key`, `request_state_store`, `workers` or `worker_queue`.")
+    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout`, `max_message_size`, `request_state_key`, `request_state_store`, `workers`, `worker_queue` or `worker_grace`.")
   }
   if (!is.null(instructions) && !is_string(instructions)) {
     abort("`instructions` must be NULL or a single string.")
@@ -109,7 +114,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
     abort("`request_state_key` must be NULL or a non-empty string.")
   }
   request_state_store <- check_request_state_store(request_state_store, request_state_key)
-  check_worker_options(workers, worker_queue)
+  check_worker_options(workers, worker_queue, worker_grace)
   tools <- collect_tools(tools)
   specs <- lapply(tools, tool_spec)
   options <- list(
@@ -119,7 +124,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   )
   server <- bind_methods(rust(server_start_(specs, options)))
   on.exit(server$stop(), add = TRUE)
-  pool <- workers_start(tools, workers, worker_queue, timeout)
+  pool <- workers_start(tools, workers, worker_queue, timeout, worker_grace)
   on.exit(workers_stop(pool), add = TRUE)
   if (!is.null(pool)) server$run_on_workers(which(pool$concurrent))
   the$server <- server

@@ -9,13 +9,24 @@
 # finished results to the engine exactly as a main-thread call's. A worker
 # that dies gives its call an error result and is replaced. Calls beyond the
 # workers wait in a bounded queue; beyond that they get an error result.
+#
+# A tool that asks the user (mcp_elicit()) in a worker ends its run there
+# with the question. The main thread asks the client with the engine's
+# machinery and, once the answer is in, runs the tool again from the start
+# with the answers so far, which mcp_elicit() returns at once: the same
+# replay a 2026-07-28 call gets from its client. While the user thinks, the
+# call holds no worker and no R thread, so an abandoned question (a task's
+# may wait for an hour) blocks nothing; and the answer travels to the
+# worker the way the call itself did, with the future, so this works on
+# every backend (a side channel such as a file or a socket would not reach
+# a worker on another machine).
 
 # How often the server looks at running futures, in milliseconds.
 worker_tick_ms <- 20L
 
 # The pool for one run of mcp_server(), or NULL when no tool is concurrent.
 # `limit` is the server's default time limit in seconds (or NULL).
-workers_start <- function(tools, workers, queue, limit) {
+workers_start <- function(tools, workers, queue, limit, grace = 1) {
   concurrent <- vapply(tools, function(t) isTRUE(tool_spec(t)$concurrent), logical(1))
   if (!any(concurrent)) return(NULL)
   if (!requireNamespace("future", quietly = TRUE)) {
@@ -36,8 +47,16 @@ workers_start <- function(tools, workers, queue, limit) {
   }
   pool$size <- min(workers %||% Inf, future::nbrOfWorkers())
   pool$queue_limit <- queue
+  pool$grace <- grace
   pool$running <- list()
   pool$waiting <- list()
+  # Calls waiting for the user's answer: they hold no worker.
+  pool$asking <- list()
+  # Where cancel flags go (see mcp_cancelled()): the server's own
+  # temporary directory, which workers on this machine can see.
+  pool$flags <- tempfile("mcpserver-cancelled-")
+  dir.create(pool$flags, showWarnings = FALSE)
+  pool$calls <- 0L
   pool
 }
 
@@ -66,9 +85,14 @@ default_worker_count <- function() {
 # which also shuts down a pool started here.
 workers_stop <- function(pool) {
   if (is.null(pool)) return(invisible())
-  for (call in pool$running) stop_worker(call)
+  for (call in pool$running) {
+    flag_cancelled(call)
+    stop_worker(call)
+  }
   pool$running <- list()
+  pool$asking <- list()
   if (!is.null(pool$previous_plan)) future::plan(pool$previous_plan)
+  unlink(pool$flags, recursive = TRUE)
   invisible()
 }
 
@@ -77,7 +101,8 @@ is_worker_job <- function(pool, job) !is.null(pool) && isTRUE(pool$concurrent[[j
 # Milliseconds the server may wait for the next call: short while futures
 # run, so their results and reports are picked up promptly.
 poll_wait_ms <- function(pool) {
-  if (is.null(pool) || length(pool$running) == 0) 1000L else worker_tick_ms
+  idle <- is.null(pool) || (length(pool$running) == 0 && length(pool$asking) == 0)
+  if (idle) 1000L else worker_tick_ms
 }
 
 # A new call of a concurrent tool: run it, queue it, or refuse it.
@@ -99,26 +124,40 @@ new_worker_call <- function(server, pool, job, handler) {
   call <- new.env(parent = emptyenv())
   call$job <- job
   call$handler <- handler
-  call$context <- server$request_context()
+  taken <- server$worker_call()
+  call$context <- taken$context
+  # What the tool's mcp_elicit() calls return on the next run, by key.
+  call$answers <- taken$answers
+  call$unavailable <- taken$unavailable
   call$limit <- pool$limits[[job$tool]]
   call$seq <- 0L
   call$pid <- NULL
   call$answered <- FALSE
+  pool$calls <- pool$calls + 1L
+  call$cancel_flag <- file.path(pool$flags, pool$calls)
   call
 }
 
 launch <- function(server, pool, call) {
-  call$started <- Sys.time()
+  # A call's time limit counts from its first run, waits for the user
+  # included, as on the main thread.
+  call$started <- call$started %||% Sys.time()
+  call$seq <- 0L
+  call$pid <- NULL
+  call$host <- NULL
   env <- new.env(parent = environment(call$handler) %||% globalenv())
   env$handler <- call$handler
   env$arguments <- call$job$arguments
   env$id <- call$job$id
-  env$context <- call$context
+  env$call <- list(
+    context = call$context, answers = call$answers,
+    unavailable = call$unavailable, cancel_flag = call$cancel_flag
+  )
   call$future <- tryCatch(
     future::future(
       # Looked up in the worker (shipping the function itself would make
       # future scan and send the package's internals along with it).
-      quote(asNamespace("mcpserver")$worker_run(handler, arguments, id, context)),
+      quote(asNamespace("mcpserver")$worker_run(handler, arguments, id, call)),
       substitute = FALSE, envir = env, packages = "mcpserver", seed = NULL
     ),
     error = function(e) e
@@ -137,8 +176,11 @@ workers_service <- function(server, pool) {
   if (is.null(pool)) return(invisible())
   for (key in names(pool$running)) {
     call <- pool$running[[key]]
-    if (!call$answered) check_stop(server, pool, call)
+    if (!call$answered) check_stop(server, pool, call) else check_grace(call)
     if (check_done(server, pool, call)) pool$running[[key]] <- NULL
+  }
+  for (key in names(pool$asking)) {
+    if (check_answer(server, pool, pool$asking[[key]])) pool$asking[[key]] <- NULL
   }
   # Waiting calls the client cancelled leave the queue at once.
   cancelled <- vapply(pool$waiting, function(call) isTRUE(server$cancelled(call$job$id)), logical(1))
@@ -156,16 +198,57 @@ workers_service <- function(server, pool) {
 # worker stopped; the call stays in the pool until its future resolves, so
 # the worker is replaced before it takes another call.
 check_stop <- function(server, pool, call) {
+  if (stopped_by_server(server, call)) {
+    flag_cancelled(call)
+    call$kill_at <- Sys.time() + pool$grace
+    check_grace(call)
+  }
+}
+
+# The worker of an answered call had its time to return: stop it.
+check_grace <- function(call) {
+  if (!is.null(call$kill_at) && !isTRUE(call$killed) && Sys.time() >= call$kill_at) stop_worker(call)
+}
+
+# Answers a call the client cancelled or that ran out of time; whether it did.
+stopped_by_server <- function(server, call) {
   if (isTRUE(server$cancelled(call$job$id))) {
     call$answered <- TRUE
     server$complete_cancelled(call$job$id)
-    stop_worker(call)
+    TRUE
   } else if (!is.null(call$limit) &&
     as.numeric(difftime(Sys.time(), call$started, units = "secs")) >= call$limit) {
     call$answered <- TRUE
     server$complete_timed_out(call$job$id, as.double(call$limit))
-    stop_worker(call)
+    TRUE
+  } else {
+    FALSE
   }
+}
+
+# Tells the tool, through mcp_cancelled(), that its call is over: for a
+# worker the server cannot kill (one on another machine, or whose process
+# id it never learned). It sees the flag if it shares this file system.
+flag_cancelled <- function(call) {
+  try(file.create(call$cancel_flag, showWarnings = FALSE), silent = TRUE)
+  invisible()
+}
+
+# A call waiting for the user's answer: cancelled or out of time, it is
+# answered so (no worker to stop); answered by the user, it runs again.
+# Whether it leaves the waiting list.
+check_answer <- function(server, pool, call) {
+  if (stopped_by_server(server, call)) return(TRUE)
+  answer <- server$worker_answer(call$job$id)
+  if (is.null(answer)) return(FALSE)
+  call$answers[[call$asked]] <- answer
+  run_again(pool, call)
+  TRUE
+}
+
+# Ahead of new calls: this one was let in before them.
+run_again <- function(pool, call) {
+  pool$waiting <- c(list(call), pool$waiting)
 }
 
 # Kills the worker process running `call`, when it runs on this machine
@@ -196,8 +279,39 @@ check_done <- function(server, pool, call) {
     )
   }
   if (inherits(outcome, "error")) replace_dead_worker(call$future)
-  if (!call$answered) deliver(server, call, outcome)
+  call$future <- NULL
+  if (!call$answered) {
+    if (is.list(outcome) && !is.null(outcome$question)) {
+      ask_user(server, pool, call, outcome$question)
+    } else {
+      deliver(server, call, outcome)
+    }
+  }
+  if (call$answered) unlink(call$cancel_flag)
   TRUE
+}
+
+# The tool's run ended at mcp_elicit() with a question it has no answer to.
+ask_user <- function(server, pool, call, question) {
+  id <- call$job$id
+  asked <- server$worker_ask(id, question$key, question$message, question$schema)
+  switch(asked$status,
+    asked = {
+      call$asked <- question$key
+      pool$asking[[format(id, scientific = FALSE)]] <- call
+    },
+    needs_input = {
+      # 2026-07-28: the client asks the user and calls again.
+      call$answered <- TRUE
+      server$complete_input_required(id)
+    },
+    {
+      # No answer can come: mcp_elicit() raises why on the next run, where
+      # the tool may catch it, as on the main thread.
+      call$answers[[question$key]] <- asked
+      run_again(pool, call)
+    }
+  )
 }
 
 deliver <- function(server, call, outcome) {
@@ -225,7 +339,7 @@ relay_report <- function(server, call, condition) {
     call$pid <- data$pid
     call$host <- data$host
     # Stopped before its worker said who it is.
-    if (call$answered) stop_worker(call)
+    if (call$answered) check_grace(call)
     return(invisible())
   }
   if (call$answered) return(invisible())
@@ -270,12 +384,13 @@ node_alive <- function(node) {
 # Runs a tool call in a worker process. What the tool reports goes back as
 # immediate conditions (relayed while the server polls); the outcome is a
 # plain list, so a tool's error is told apart from a dead worker.
-worker_run <- function(handler, arguments, id, context) {
+worker_run <- function(handler, arguments, id, call) {
   # A forked worker (multicore) inherits the server's state: never use it.
   the$server <- NULL
   the$job <- NULL
-  the$worker <- list(id = id, context = context)
+  the$worker <- c(list(id = id), call)
   the$relayed <- 0L
+  the$asked <- 0L
   on.exit(the$worker <- NULL)
   worker_relay("started", list(pid = Sys.getpid(), host = Sys.info()[["nodename"]]))
   tryCatch(
@@ -293,11 +408,35 @@ worker_run <- function(handler, arguments, id, context) {
       )
       list(ok = TRUE, value = from_ellmer_value(value))
     },
-    error = function(e) list(ok = FALSE, message = conditionMessage(e))
+    error = function(e) list(ok = FALSE, message = conditionMessage(e)),
+    mcpserver_question = function(q) {
+      list(ok = FALSE, question = list(key = q$key, message = q$question, schema = q$schema))
+    }
   )
 }
 
 in_worker <- function() !is.null(the$worker)
+
+# mcp_elicit() in a worker: the answer if this run has it, else the run
+# ends here with the question (see the top of this file).
+worker_elicit <- function(message, schema) {
+  the$asked <- the$asked + 1L
+  key <- paste0("input-", the$asked)
+  answer <- the$worker$answers[[key]]
+  if (!is.null(answer)) return(input_answer(answer))
+  if (!is.null(the$worker$unavailable)) {
+    abort(paste0("Cannot ask the user for input: ", the$worker$unavailable, "."))
+  }
+  stop(structure(
+    class = c("mcpserver_question", "condition"),
+    list(message = "the tool needs input from the user", call = NULL, key = key, question = message, schema = schema)
+  ))
+}
+
+worker_cancelled <- function() {
+  flag <- the$worker$cancel_flag
+  is_string(flag) && file.exists(flag)
+}
 
 worker_relay <- function(kind, data) {
   the$relayed <- the$relayed + 1L
@@ -308,7 +447,10 @@ worker_relay <- function(kind, data) {
   invisible(TRUE)
 }
 
-check_worker_options <- function(workers, queue) {
+check_worker_options <- function(workers, queue, grace = 1) {
+  if (!(is_number(grace) && grace >= 0)) {
+    abort("`worker_grace` must be a number of seconds, at least 0.")
+  }
   if (!is.null(workers) && !(is_positive_number(workers) && workers == round(workers))) {
     abort("`workers` must be NULL or a whole number of at least 1.")
   }

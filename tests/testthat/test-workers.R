@@ -218,3 +218,259 @@ test_that("a call cancelled while it waits for a worker never starts", {
   expect_equal(finish(client), 0)
   expect_false(any(vapply(client$log, function(e) grepl('"id":"queued"', e$line, fixed = TRUE), logical(1))))
 })
+
+# ---- Asking the user from a worker -----------------------------------------
+
+empty <- setNames(list(), character())
+
+start_asking <- function(env = parent.frame(), workers = 1, version = "2025-11-25",
+                         capabilities = list(elicitation = empty), grace = 1) {
+  client <- start_server(fixture("workers.R"), env = env, extra_env = c(
+    TEST_WORKERS = workers, TEST_WORKER_GRACE = grace
+  ))
+  client$rev <- version
+  request(client, 0, "initialize", list(
+    protocolVersion = version, capabilities = capabilities,
+    clientInfo = list(name = "testthat", version = "1")
+  ))
+  send(client, list(jsonrpc = "2.0", method = "notifications/initialized"))
+  client
+}
+
+# The next request the server sends (answers and notifications that come
+# first are kept in `client$notes`).
+next_server_request <- function(client, timeout = 60) {
+  repeat {
+    msg <- receive(client, timeout)
+    if (!is.null(msg$method) && !is.null(msg$id)) return(msg)
+    client$notes[[length(client$notes) + 1]] <- msg
+  }
+}
+
+modern_meta <- function(caps = empty) {
+  list(
+    `io.modelcontextprotocol/protocolVersion` = "2026-07-28",
+    `io.modelcontextprotocol/clientCapabilities` = caps
+  )
+}
+
+test_that("mcp_elicit() in a worker asks a handshake-era client, and the call holds no worker while the user thinks", {
+  client <- start_asking(workers = 1)
+  runs <- withr::local_tempfile()
+  send_call(client, 1, "ask", list(file = runs))
+  ask <- next_server_request(client)
+  expect_equal(ask$method, "elicitation/create")
+  expect_equal(ask$params$message, "What is your name?")
+  expect_equal(ask$params$requestedSchema$properties$name$description, "Your name")
+  # The only worker is free: another concurrent call runs and is answered
+  # while the question waits, and so are the main thread and the control plane.
+  send_call(client, 2, "nap", list(seconds = 0.1))
+  expect_false(isTRUE(answers_to(client, 2)[["2"]]$result$isError))
+  expect_match(call_tool(client, 3, "here")$result$content[[1]]$text, "^[0-9]+$")
+  expect_equal(request(client, 4, "ping")$id, 4L)
+  send(client, list(jsonrpc = "2.0", id = ask$id, result = list(action = "accept", content = list(name = "Ada"))))
+  answer <- answers_to(client, 1)[["1"]]
+  expect_equal(answer$result$content[[1]]$text, "Hello, Ada!")
+  # The tool ran again from the start with the answer (see vignette("concurrency")).
+  expect_length(readLines(runs), 2)
+  # A declined question, and two questions in a row.
+  send_call(client, 5, "ask")
+  ask <- next_server_request(client)
+  send(client, list(jsonrpc = "2.0", id = ask$id, result = list(action = "decline")))
+  expect_equal(answers_to(client, 5)[["5"]]$result$content[[1]]$text, "No name given: decline")
+  send_call(client, 6, "ask_twice")
+  first <- next_server_request(client)
+  expect_equal(first$params$message, "Pick a colour")
+  send(client, list(jsonrpc = "2.0", id = first$id, result = list(action = "accept", content = list(colour = "blue"))))
+  second <- next_server_request(client)
+  expect_equal(second$params$message, "How many?")
+  send(client, list(jsonrpc = "2.0", id = second$id, result = list(action = "accept", content = list(n = 3, sure = TRUE))))
+  expect_equal(answers_to(client, 6)[["6"]]$result$content[[1]]$text, "blue 3 TRUE")
+  expect_equal(finish(client), 0)
+  expect_log_valid(client)
+})
+
+test_that("several worker calls wait for answers at once, each gets its own", {
+  client <- start_asking(workers = 1)
+  send_call(client, "a", "ask")
+  send_call(client, "b", "ask")
+  asks <- list(next_server_request(client), next_server_request(client))
+  # Answered in the opposite order.
+  names <- c("Grace", "Ada")
+  for (i in 2:1) {
+    send(client, list(jsonrpc = "2.0", id = asks[[i]]$id, result = list(action = "accept", content = list(name = names[[i]]))))
+  }
+  got <- answers_to(client, c("a", "b"))
+  texts <- c(got$a$result$content[[1]]$text, got$b$result$content[[1]]$text)
+  expect_setequal(texts, c("Hello, Grace!", "Hello, Ada!"))
+  expect_equal(finish(client), 0)
+  expect_log_valid(client)
+})
+
+test_that("a task waiting for input while other calls are answered (2025-11-25 task on a worker)", {
+  client <- start_asking(workers = 1)
+  created <- request(client, 1, "tools/call", list(name = "ask_task", arguments = empty, task = list(ttl = 60000)))
+  id <- created$result$task$taskId
+  expect_type(id, "character")
+  ask <- next_server_request(client)
+  expect_equal(ask$method, "elicitation/create")
+  expect_equal(ask$params$`_meta`$`io.modelcontextprotocol/related-task`$taskId, id)
+  status <- request(client, 2, "tasks/get", list(taskId = id))$result
+  expect_equal(status$status, "input_required")
+  # The task holds neither the one worker nor the main thread.
+  for (n in 3:4) {
+    send_call(client, n, "nap", list(seconds = 0.1))
+    expect_false(isTRUE(answers_to(client, n)[[as.character(n)]]$result$isError))
+  }
+  expect_match(call_tool(client, 5, "here")$result$content[[1]]$text, "^[0-9]+$")
+  send(client, list(jsonrpc = "2.0", id = ask$id, result = list(action = "accept", content = list(name = "Grace"))))
+  send(client, list(jsonrpc = "2.0", id = 6, method = "tasks/result", params = list(taskId = id)))
+  result <- answers_to(client, 6)[["6"]]$result
+  expect_equal(result$content[[1]]$text, "Hello, Grace!")
+  expect_equal(finish(client), 0)
+  expect_log_valid(client)
+})
+
+test_that("a 2026-07-28 task on a worker lists its question until tasks/update answers it", {
+  client <- start_asking(workers = 1)
+  client$rev <- "2026-07-28"
+  caps <- list(elicitation = empty, extensions = list(`io.modelcontextprotocol/tasks` = empty))
+  created <- request(client, 1, "tools/call", list(name = "ask_task", arguments = empty, `_meta` = modern_meta(caps)))
+  expect_equal(created$result$resultType, "task")
+  id <- created$result$taskId
+  poll <- function(n) request(client, n, "tasks/get", list(taskId = id, `_meta` = modern_meta(caps)))$result
+  deadline <- Sys.time() + 60
+  repeat {
+    status <- poll(2)
+    if (status$status != "working" || Sys.time() > deadline) break
+    Sys.sleep(0.05)
+  }
+  expect_equal(status$status, "input_required")
+  expect_equal(status$inputRequests$`input-1`$params$message, "What is your name?")
+  # Meanwhile another call runs on the one worker.
+  send(client, list(jsonrpc = "2.0", id = 3, method = "tools/call", params = list(
+    name = "nap", arguments = list(seconds = 0.1), `_meta` = modern_meta(caps)
+  )))
+  expect_equal(answers_to(client, 3)[["3"]]$result$resultType, "complete")
+  ack <- request(client, 4, "tasks/update", list(taskId = id, `_meta` = modern_meta(caps),
+    inputResponses = list(`input-1` = list(action = "accept", content = list(name = "Grace")))))
+  expect_equal(ack$result$resultType, "complete")
+  deadline <- Sys.time() + 60
+  repeat {
+    status <- poll(5)
+    if (status$status == "completed" || Sys.time() > deadline) break
+    Sys.sleep(0.05)
+  }
+  expect_equal(status$result$content[[1]]$text, "Hello, Grace!")
+  expect_equal(finish(client), 0)
+  expect_log_valid(client)
+})
+
+test_that("a 2026-07-28 call on a worker gets input_required rounds, or -32021 without the capability", {
+  client <- start_asking(workers = 1)
+  client$rev <- "2026-07-28"
+  caps <- list(elicitation = empty)
+  modern_call <- function(id, extra = list(), caps = list(elicitation = empty)) {
+    params <- c(list(name = "ask_twice", arguments = empty, `_meta` = modern_meta(caps)), extra)
+    send(client, list(jsonrpc = "2.0", id = id, method = "tools/call", params = params))
+    answers_to(client, id)[[as.character(id)]]
+  }
+  r <- modern_call(1)
+  expect_equal(r$result$resultType, "input_required")
+  expect_equal(names(r$result$inputRequests), "input-1")
+  r <- modern_call(2, list(
+    inputResponses = list(`input-1` = list(action = "accept", content = list(colour = "red"))),
+    requestState = r$result$requestState
+  ))
+  expect_equal(names(r$result$inputRequests), "input-2")
+  r <- modern_call(3, list(
+    inputResponses = list(`input-2` = list(action = "accept", content = list(n = 2, sure = FALSE))),
+    requestState = r$result$requestState
+  ))
+  expect_equal(r$result$resultType, "complete")
+  expect_equal(r$result$content[[1]]$text, "red 2 FALSE")
+  r <- modern_call(4, caps = empty)
+  expect_equal(r$error$code, -32021L)
+  expect_equal(names(r$error$data$requiredCapabilities), "elicitation")
+  expect_equal(finish(client), 0)
+  expect_log_valid(client)
+})
+
+test_that("a worker's mcp_elicit() fails at once, catchably, when the client cannot answer", {
+  client <- start_asking(capabilities = empty)
+  r <- call_tool(client, 1, "ask_politely")
+  expect_equal(r$result$content[[1]]$text,
+    "could not ask: Cannot ask the user for input: the client did not declare the elicitation capability.")
+  r <- call_tool(client, 2, "ask")
+  expect_true(r$result$isError)
+  expect_match(r$result$content[[1]]$text, "did not declare the elicitation capability", fixed = TRUE)
+  expect_equal(finish(client), 0)
+  expect_log_valid(client)
+})
+
+test_that("a worker call cancelled while the user thinks is dropped; stdin ending then lets the server exit", {
+  client <- start_asking(workers = 1)
+  send_call(client, "q", "ask")
+  next_server_request(client)
+  send(client, list(jsonrpc = "2.0", method = "notifications/cancelled", params = list(requestId = "q")))
+  send_call(client, "after", "nap", list(seconds = 0.1))
+  expect_false(isTRUE(answers_to(client, "after")$after$result$isError))
+  send_call(client, "left", "ask")
+  expect_equal(next_server_request(client)$method, "elicitation/create")
+  expect_equal(finish(client), 0)
+  expect_false(any(vapply(client$log, function(e) grepl('"id":"q"', e$line, fixed = TRUE), logical(1))))
+  expect_log_valid(client)
+})
+
+test_that("a worker call past its limit while the user thinks is answered as timed out", {
+  client <- start_server(server_script(c(
+    "ask <- tool(function() mcp_elicit('Name?', list(name = type_string()))$content$name,",
+    "  'Ask', name = 'ask', concurrent = TRUE, timeout = 1)",
+    "mcp_server(list(ask), workers = 1)"
+  )))
+  client$rev <- "2025-11-25"
+  request(client, 0, "initialize", list(protocolVersion = "2025-11-25",
+    capabilities = list(elicitation = empty), clientInfo = list(name = "t", version = "1")))
+  send_call(client, 1, "ask")
+  next_server_request(client)
+  answer <- answers_to(client, 1)[["1"]]
+  expect_true(answer$result$isError)
+  expect_match(answer$result$content[[1]]$text, "timed out")
+  expect_equal(finish(client), 0)
+  expect_log_valid(client)
+})
+
+# ---- Cooperative cancellation ------------------------------------------------
+
+test_that("a cancelled worker call sees mcp_cancelled() and may return within the grace period", {
+  client <- start_asking(grace = 120)
+  file <- withr::local_tempfile()
+  send_call(client, "t", "tidy", list(file = file))
+  pid <- wait_for_pid(file)
+  send(client, list(jsonrpc = "2.0", method = "notifications/cancelled", params = list(requestId = "t")))
+  deadline <- Sys.time() + 60
+  while (length(readLines(file, warn = FALSE)) < 2 && Sys.time() < deadline) Sys.sleep(0.05)
+  expect_equal(readLines(file), c(as.character(pid), "saw the cancel"))
+  # The worker returned on its own, so it was not killed and serves again.
+  expect_true(process_alive(pid))
+  send_call(client, "again", "nap", list(seconds = 0))
+  expect_equal(answers_to(client, "again")$again$result$structuredContent$pid, pid)
+  expect_equal(finish(client), 0)
+  expect_false(any(vapply(client$log, function(e) grepl('"id":"t"', e$line, fixed = TRUE), logical(1))))
+})
+
+test_that("a worker that ignores the cancel is killed after the grace period", {
+  client <- start_asking(grace = 0.5)
+  file <- withr::local_tempfile()
+  send_call(client, "slow", "linger", list(file = file))
+  pid <- wait_for_pid(file)
+  send(client, list(jsonrpc = "2.0", method = "notifications/cancelled", params = list(requestId = "slow")))
+  expect_process_ends(pid)
+  expect_workers_serve(client, 10)
+  expect_equal(finish(client), 0)
+})
+
+test_that("worker_grace is checked", {
+  expect_error(mcp_server(list(), worker_grace = -1), "`worker_grace` must be a number of seconds")
+  expect_error(mcp_server(list(), worker_grace = NA), "`worker_grace` must be a number of seconds")
+})

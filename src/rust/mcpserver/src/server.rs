@@ -12,13 +12,15 @@ use crate::tool::{plan, ToolPlan};
 use crate::types::field;
 use extendr_api::prelude::*;
 use mcp_core::board::{Interrupt, Interrupter};
-use mcp_core::engine::{Config, InputMode, Job, JobId, Outcome, Progress, ServerInfo};
+use mcp_core::engine::{CallContext, Config, InputMode, Job, JobId, Outcome, Progress, ServerInfo};
 use mcp_core::logging::LogLevel;
 use mcp_core::registry::Registry;
 use mcp_core::result::ToolResult;
-use mcp_core::server::{Polled, Server};
+use mcp_core::server::{Answer, Polled, Server};
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::os::raw::{c_int, c_void};
+use std::sync::mpsc;
 use std::time::Duration;
 
 extern "C" {
@@ -111,9 +113,16 @@ pub struct McpServer {
     tools: Vec<ToolCall>,
     /// The call R is running, for `mcp_request()`.
     current: RefCell<Option<Box<Job>>>,
-    /// The input request a 2026-07-28 call stopped at, for its
-    /// `input_required` result.
-    needs_input: RefCell<Option<(String, serde_json::Value)>>,
+    /// The input request each 2026-07-28 call stopped at, for its
+    /// `input_required` result (one for the main thread's call; a worker
+    /// call's until R completes it, at once).
+    needs_input: RefCell<HashMap<JobId, (String, serde_json::Value)>>,
+    /// The calls R runs on worker processes, by job: what their input
+    /// requests need to know (how input is had, the answers given so far).
+    worker_calls: RefCell<HashMap<JobId, CallContext>>,
+    /// Where the client's answer to a worker call's input request arrives.
+    /// The call holds no R thread meanwhile: R looks here between polls.
+    worker_answers: RefCell<HashMap<JobId, mpsc::Receiver<Answer>>>,
 }
 
 /// The server settings `mcp_server()` passes as a named list (checked
@@ -178,11 +187,60 @@ fn server_start_(specs: List, options: Robj) -> Robj {
             server: Some(server),
             tools,
             current: RefCell::new(None),
-            needs_input: RefCell::new(None),
+            needs_input: RefCell::new(HashMap::new()),
+            worker_calls: RefCell::new(HashMap::new()),
+            worker_answers: RefCell::new(HashMap::new()),
         }
         .into(),
         Err(e) => check::fail(format!("could not take over stdin and stdout: {e}")),
     }
+}
+
+impl McpServer {
+    /// A call ends: nothing kept for it outlives it.
+    fn forget(&self, job: JobId) {
+        let mut current = self.current.borrow_mut();
+        if current.as_ref().is_some_and(|running| running.id == job) {
+            current.take();
+        }
+        drop(current);
+        self.needs_input.borrow_mut().remove(&job);
+        self.worker_calls.borrow_mut().remove(&job);
+        self.worker_answers.borrow_mut().remove(&job);
+    }
+}
+
+/// How input requests report to R: `list(status, value)`.
+fn reply(status: &str, value: Robj) -> Robj {
+    List::from_pairs(vec![("status", Robj::from(status)), ("value", value)]).into()
+}
+
+/// The client's answer as R values, or why R cannot hold it.
+fn answer_reply(answer: &serde_json::Value) -> Robj {
+    // SAFETY: R's main thread; protected by Robj at once.
+    match unsafe { from_json::build_raw(answer, "answer") } {
+        Ok(built) => reply("answer", unsafe { Robj::from_sexp(built) }),
+        Err(e) => reply("unusable", e.into()),
+    }
+}
+
+/// An answer, or why the client gave none.
+fn answer_reply_or_reason(answer: Answer) -> Robj {
+    match answer {
+        Ok(given) => answer_reply(&given),
+        Err(reason) => reply("failed", client_text(&reason)),
+    }
+}
+
+/// The `elicitation/create` request for `mcp_elicit(message, schema)`, or
+/// what is wrong with the schema.
+fn elicitation_request(message: &Robj, schema: &Robj) -> Result<serde_json::Value, String> {
+    let message = r_text(message).unwrap_or_default();
+    let requested = crate::types::elicitation_schema(RValue::of(schema))?;
+    Ok(serde_json::json!({
+        "method": "elicitation/create",
+        "params": { "message": message, "requestedSchema": requested },
+    }))
 }
 
 /// @noRd
@@ -240,7 +298,7 @@ impl McpServer {
     /// The handler returned `value`.
     /// @noRd
     fn complete_value(&self, job: f64, tool: i32, value: Robj) {
-        self.current.borrow_mut().take();
+        self.forget(job as JobId);
         if let Some(server) = &self.server {
             let structured = self
                 .tools
@@ -254,7 +312,7 @@ impl McpServer {
     /// The handler raised an R error with this message.
     /// @noRd
     fn complete_error(&self, job: f64, message: Robj) {
-        self.current.borrow_mut().take();
+        self.forget(job as JobId);
         if let Some(server) = &self.server {
             let message = r_text(&message).unwrap_or_default();
             server.complete(job as JobId, Outcome::Done(ToolResult::error(message)));
@@ -383,19 +441,8 @@ impl McpServer {
     /// again).
     /// @noRd
     fn elicit(&self, key: &str, message: Robj, schema: Robj) -> Robj {
-        let message = r_text(&message).unwrap_or_default();
-        let reply = |status: &str, value: Robj| -> Robj {
-            List::from_pairs(vec![("status", Robj::from(status)), ("value", value)]).into()
-        };
-        let answer = |v: &serde_json::Value| -> Robj {
-            // SAFETY: R's main thread; protected by Robj at once.
-            match unsafe { from_json::build_raw(v, "answer") } {
-                Ok(built) => reply("answer", unsafe { Robj::from_sexp(built) }),
-                Err(e) => reply("unusable", e.into()),
-            }
-        };
-        let requested = match crate::types::elicitation_schema(RValue::of(&schema)) {
-            Ok(s) => s,
+        let request = match elicitation_request(&message, &schema) {
+            Ok(r) => r,
             Err(e) => return check::fail(e),
         };
         // Copied out first: no borrow may be alive while R values are built.
@@ -411,28 +458,25 @@ impl McpServer {
             return reply("unavailable", "no tool call is running".into());
         };
         if let Some(given) = given {
-            return answer(&given);
+            return answer_reply(&given);
         }
-        let request = serde_json::json!({
-            "method": "elicitation/create",
-            "params": { "message": message, "requestedSchema": requested },
-        });
         match input {
             InputMode::Unavailable(reason) => reply("unavailable", reason.into()),
             InputMode::Retry | InputMode::MissingCapability => {
-                *self.needs_input.borrow_mut() = Some((key.to_string(), request));
+                self.needs_input
+                    .borrow_mut()
+                    .insert(job, (key.to_string(), request));
                 reply("needs_input", ().into())
             }
             InputMode::Ask => {
                 let answers = server.ask(job, key.to_string(), request);
                 loop {
                     match answers.recv_timeout(INTERRUPT_TICK) {
-                        Ok(Ok(given)) => return answer(&given),
-                        Ok(Err(reason)) => return reply("failed", client_text(&reason)),
-                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                        Ok(answer) => return answer_reply_or_reason(answer),
+                        Err(mpsc::RecvTimeoutError::Disconnected) => {
                             return reply("failed", "the server stopped".into())
                         }
-                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        Err(mpsc::RecvTimeoutError::Timeout) => {
                             if interrupt_pending() {
                                 return reply("interrupted", ().into());
                             }
@@ -443,11 +487,98 @@ impl McpServer {
         }
     }
 
+    /// Takes the call `poll` just returned off the main thread: R runs it
+    /// on a worker process. Returns `list(context, answers, unavailable)`:
+    /// what `mcp_request()` tells the tool there (or the error it raises),
+    /// the answers the call already has (a retried 2026-07-28 call), by
+    /// key, each as `list(status, value)` as `elicit()` returns them, and
+    /// why no input can be had (`NULL` if it can); `NULL` if no call was
+    /// just polled.
+    /// @noRd
+    fn worker_call(&self) -> Robj {
+        let context = self.request_context();
+        let Some(job) = self.current.borrow_mut().take() else {
+            return ().into();
+        };
+        let answers: Vec<(&str, Robj)> = job
+            .context
+            .answers
+            .iter()
+            .map(|(key, answer)| (key.as_str(), answer_reply(answer)))
+            .collect();
+        let unavailable = match &job.context.input {
+            InputMode::Unavailable(reason) => Robj::from(reason.as_str()),
+            _ => ().into(),
+        };
+        let listed = List::from_pairs(vec![
+            ("context", context),
+            ("answers", List::from_pairs(answers).into()),
+            ("unavailable", unavailable),
+        ])
+        .into();
+        self.worker_calls.borrow_mut().insert(job.id, job.context);
+        listed
+    }
+
+    /// A worker call asks the user for input. Never waits: returns
+    /// `list(status, value)` with status `"asked"` (the answer comes to
+    /// `worker_answer()`), `"needs_input"` (complete the call with
+    /// `complete_input_required()`), `"unavailable"` or `"failed"` with the
+    /// reason, or `"invalid"` with what is wrong with the schema.
+    /// @noRd
+    fn worker_ask(&self, job: f64, key: &str, message: Robj, schema: Robj) -> Robj {
+        let job = job as JobId;
+        let request = match elicitation_request(&message, &schema) {
+            Ok(r) => r,
+            Err(e) => return reply("invalid", e.into()),
+        };
+        let input = self
+            .worker_calls
+            .borrow()
+            .get(&job)
+            .map(|context| context.input.clone());
+        let (Some(server), Some(input)) = (&self.server, input) else {
+            return reply("failed", "the call is no longer running".into());
+        };
+        match input {
+            InputMode::Unavailable(reason) => reply("unavailable", reason.into()),
+            InputMode::Retry | InputMode::MissingCapability => {
+                self.needs_input
+                    .borrow_mut()
+                    .insert(job, (key.to_string(), request));
+                reply("needs_input", ().into())
+            }
+            InputMode::Ask => {
+                let answer = server.ask(job, key.to_string(), request);
+                self.worker_answers.borrow_mut().insert(job, answer);
+                reply("asked", ().into())
+            }
+        }
+    }
+
+    /// The answer to a worker call's input request, as `elicit()` returns
+    /// it, or `NULL` while the client has not answered.
+    /// @noRd
+    fn worker_answer(&self, job: f64) -> Robj {
+        let job = job as JobId;
+        let received = match self.worker_answers.borrow().get(&job) {
+            None => return reply("failed", "no input request of this call is waiting".into()),
+            Some(answers) => answers.try_recv(),
+        };
+        let answer = match received {
+            Err(mpsc::TryRecvError::Empty) => return ().into(),
+            Err(mpsc::TryRecvError::Disconnected) => Err("the server stopped".to_string()),
+            Ok(answer) => answer,
+        };
+        self.worker_answers.borrow_mut().remove(&job);
+        answer_reply_or_reason(answer)
+    }
+
     /// The handler stopped at an input request: answer with `input_required`.
     /// @noRd
     fn complete_input_required(&self, job: f64) {
-        self.current.borrow_mut().take();
-        let pending = self.needs_input.borrow_mut().take();
+        let pending = self.needs_input.borrow_mut().remove(&(job as JobId));
+        self.forget(job as JobId);
         if let Some(server) = &self.server {
             let outcome = match pending {
                 Some((key, request)) => Outcome::InputRequired { key, request },
@@ -475,6 +606,7 @@ impl McpServer {
     /// A worker call ran past its limit of `seconds` (R stopped the worker).
     /// @noRd
     fn complete_timed_out(&self, job: f64, seconds: f64) {
+        self.forget(job as JobId);
         if let Some(server) = &self.server {
             server.complete(job as JobId, Outcome::TimedOut(check::seconds(seconds)));
         }
@@ -483,6 +615,7 @@ impl McpServer {
     /// A worker call was cancelled by the client (R stopped the worker).
     /// @noRd
     fn complete_cancelled(&self, job: f64) {
+        self.forget(job as JobId);
         if let Some(server) = &self.server {
             server.complete(job as JobId, Outcome::Cancelled);
         }
