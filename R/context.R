@@ -27,9 +27,12 @@
 #'
 #' In a tool made with `tool(concurrent = TRUE)`, which runs in a worker
 #' process, progress, logs, messages and warnings are relayed to the server
-#' while the call runs; `mcp_cancelled()` is always `FALSE` there, because
-#' the server stops the worker of a cancelled call (see
-#' `vignette("concurrency")`).
+#' while the call runs. A cancel does not interrupt a worker: the server
+#' answers the client at once, `mcp_cancelled()` turns `TRUE` in the worker
+#' (when it runs on the server's machine), and the worker is killed if it
+#' has not returned `worker_grace` seconds later (see [mcp_server()] and
+#' `vignette("concurrency")`, which says what each future backend gets).
+#' A time limit ends a worker's call the same way.
 #'
 #' @param progress How far the work has come (any increasing number).
 #' @param total The value `progress` will reach at the end, or `NULL`.

@@ -19,6 +19,13 @@
 #'   [mcp_server()]).
 #' * In a task (see `task` in [tool()]), the question waits in the task's
 #'   status until the client answers it.
+#' * In a tool made with `tool(concurrent = TRUE)`, the worker's run ends at
+#'   `mcp_elicit()`; the server asks the client in the revision's way (as
+#'   above) and, once answered, runs the tool again from the start on a
+#'   worker, where `mcp_elicit()` returns the answer at once. While the
+#'   user thinks, the call holds no worker and no R thread (see
+#'   `vignette("concurrency")`). As on 2026-07-28, code before each
+#'   question runs once per question.
 #'
 #' A client that cannot ask (it did not declare the elicitation capability,
 #' or speaks 2024-11-05 or 2025-03-26) makes `mcp_elicit()` raise an error,

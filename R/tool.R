@@ -46,9 +46,11 @@
 #' @param concurrent If `TRUE`, calls of this tool run in R worker
 #'   processes through the future package (see [mcp_server()]'s `workers`),
 #'   several at once, while the server goes on taking calls. The function
-#'   and the globals it uses are shipped to the worker by future. `FALSE`
-#'   (the default) runs calls on the server's own R thread, one at a time,
-#'   in the order they arrive.
+#'   and the globals it uses are shipped to the worker by future. Progress,
+#'   logs, [mcp_cancelled()] and [mcp_elicit()] work there too (a tool that
+#'   asks the user runs again from the start with the answer; see
+#'   `vignette("concurrency")`). `FALSE` (the default) runs calls on the
+#'   server's own R thread, one at a time, in the order they arrive.
 #' @return `fun`, still an ordinary callable function, with classes
 #'   `mcpserver_tool` and `mcplite_tool` and its definition in the attribute
 #'   `mcpserver_tool`.
