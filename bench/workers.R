@@ -1,11 +1,16 @@
 # Concurrent tools on future workers, measured in one run (issue [10]):
-#   Rscript bench/workers.R [lib]     (lib: where mcpserver is installed, e.g. .lib)
-# 1. 8 calls of a 1-s tool sent at once: on the main thread, and with 4 workers.
-# 2. Per-call overhead of a trivial tool: concurrent (a worker) vs main thread.
+#   Rscript bench/workers.R [lib] [python]
+# lib: where mcpserver is installed (e.g. .lib); python: the Python with the
+# official SDK (default: the venv bench/run.sh makes, .cache/bench/python).
+# 1. 8 calls of a 1-s tool sent at once: on the main thread, with 4
+#    workers, and against the Python SDK server (an async tool).
+# 2. Per-call overhead of a trivial tool: concurrent (a worker) vs main
+#    thread (and the Python server's), median of 100 sequential calls.
 # 3. ping round trips while all 4 workers are busy.
 # Prints a table with ratios; needs future, parallelly, processx and jsonlite.
 args <- commandArgs(TRUE)
 if (length(args) > 0) .libPaths(c(normalizePath(args[[1]]), .libPaths()))
+python <- if (length(args) > 1) args[[2]] else Sys.getenv("BENCH_PYTHON", ".cache/bench/python/bin/python")
 stopifnot(requireNamespace("processx"), requireNamespace("jsonlite"), requireNamespace("future"))
 
 server_code <- '
@@ -22,95 +27,134 @@ mcp_server(list(
 script <- tempfile(fileext = ".R")
 writeLines(server_code, script)
 
-proc <- processx::process$new(
-  file.path(R.home("bin"), "Rscript"), script,
-  stdin = "|", stdout = "|", stderr = "|",
-  env = c("current", R_LIBS = paste(.libPaths(), collapse = ":"))
-)
-on.exit(proc$kill(), add = TRUE)
-pending <- character()
+now <- function() as.numeric(Sys.time())
 
-send <- function(msg) {
-  proc$write_input(paste0(jsonlite::toJSON(msg, auto_unbox = TRUE, null = "null"), "\n"))
+# A server process and a minimal client for it over stdio.
+start_peer <- function(command, args, env = c("current", R_LIBS = paste(.libPaths(), collapse = ":"))) {
+  proc <- processx::process$new(command, args, stdin = "|", stdout = "|", stderr = "2>&1", env = env)
+  self <- new.env()
+  self$proc <- proc
+  self$pending <- character()
+  self$id <- 0
+  # Ids answered and not yet waited for.
+  self$answered <- numeric()
+  self
 }
-receive <- function() {
-  while (length(pending) == 0) {
-    proc$poll_io(10000)
-    pending <<- c(pending, proc$read_output_lines())
-    if (!proc$is_alive() && length(pending) == 0) stop(proc$read_all_error())
+send <- function(peer, msg) {
+  peer$proc$write_input(paste0(jsonlite::toJSON(msg, auto_unbox = TRUE, null = "null"), "\n"))
+}
+receive <- function(peer) {
+  deadline <- now() + 60
+  while (length(peer$pending) == 0) {
+    peer$proc$poll_io(1000)
+    lines <- peer$proc$read_output_lines()
+    # Only protocol lines: the server's stderr is merged in (it must be
+    # read, or a chatty server would block on a full pipe).
+    peer$pending <- c(peer$pending, grep("^\\{", lines, value = TRUE))
+    if (length(peer$pending) == 0 && (!peer$proc$is_alive() || now() > deadline)) {
+      stop("no answer from the server; its last output:\n", paste(tail(lines, 20), collapse = "\n"))
+    }
   }
-  line <- pending[[1]]
-  pending <<- pending[-1]
+  line <- peer$pending[[1]]
+  peer$pending <- peer$pending[-1]
   jsonlite::fromJSON(line, simplifyVector = FALSE)
 }
-call <- function(id, name) {
-  send(list(jsonrpc = "2.0", id = id, method = "tools/call", params = list(name = name, arguments = setNames(list(), character()))))
+# Waits for the answers to requests `ids`, in whatever order they come
+# (notifications skipped).
+answers_to <- function(peer, ids) {
+  while (!all(ids %in% peer$answered)) {
+    msg <- receive(peer)
+    if (!is.null(msg$id)) peer$answered <- c(peer$answered, msg$id)
+  }
+  peer$answered <- setdiff(peer$answered, ids)
+  invisible()
 }
-now <- function() as.numeric(Sys.time())
-next_id <- local({
-  i <- 0
-  function() (i <<- i + 1)
-})
+answer_to <- function(peer, id) answers_to(peer, id)
+next_id <- function(peer) (peer$id <- peer$id + 1)
+call <- function(peer, name) {
+  id <- next_id(peer)
+  send(peer, list(jsonrpc = "2.0", id = id, method = "tools/call", params = list(name = name, arguments = setNames(list(), character()))))
+  id
+}
 
-send(list(jsonrpc = "2.0", id = next_id(), method = "initialize", params = list(
-  protocolVersion = "2025-11-25", capabilities = setNames(list(), character()),
-  clientInfo = list(name = "bench", version = "1")
-)))
-invisible(receive())
-send(list(jsonrpc = "2.0", method = "notifications/initialized"))
+connect <- function(peer) {
+  id <- next_id(peer)
+  send(peer, list(jsonrpc = "2.0", id = id, method = "initialize", params = list(
+    protocolVersion = "2025-11-25", capabilities = setNames(list(), character()),
+    clientInfo = list(name = "bench", version = "1")
+  )))
+  invisible(answer_to(peer, id))
+  send(peer, list(jsonrpc = "2.0", method = "notifications/initialized"))
+  peer
+}
+stop_peer <- function(peer) {
+  close(peer$proc$get_input_connection())
+  peer$proc$wait(10000)
+  if (peer$proc$is_alive()) peer$proc$kill()
+}
 
-# Warm the pool (its R processes start on the first call).
-for (i in 1:4) call(next_id(), "noop_worker")
-for (i in 1:4) invisible(receive())
-
-burst <- function(name, n = 8) {
+burst <- function(peer, name, n = 8) {
   t0 <- now()
-  for (i in seq_len(n)) call(next_id(), name)
-  for (i in seq_len(n)) invisible(receive())
+  answers_to(peer, vapply(seq_len(n), function(i) call(peer, name), numeric(1)))
   now() - t0
 }
-per_call <- function(name, n = 100) {
+per_call <- function(peer, name, n = 100) {
   times <- numeric(n)
   for (i in seq_len(n)) {
     t0 <- now()
-    call(next_id(), name)
-    invisible(receive())
+    invisible(answer_to(peer, call(peer, name)))
     times[[i]] <- now() - t0
   }
   median(times)
 }
 
-main_burst <- burst("sleep_main")
-worker_burst <- burst("sleep_worker")
-main_call <- per_call("noop_main")
-worker_call <- per_call("noop_worker")
+r <- connect(start_peer(file.path(R.home("bin"), "Rscript"), script))
+# Warm the pool (its R processes start on the first call).
+answers_to(r, vapply(1:4, function(i) call(r, "noop_worker"), numeric(1)))
+
+main_burst <- burst(r, "sleep_main")
+worker_burst <- burst(r, "sleep_worker")
+main_call <- per_call(r, "noop_main")
+worker_call <- per_call(r, "noop_worker")
 
 # ping while 4 worker calls sleep.
-for (i in 1:4) call(next_id(), "sleep_worker")
+busy <- vapply(1:4, function(i) call(r, "sleep_worker"), numeric(1))
 pings <- numeric(20)
 for (i in seq_along(pings)) {
-  id <- next_id()
+  id <- next_id(r)
   t0 <- now()
-  send(list(jsonrpc = "2.0", id = id, method = "ping"))
-  repeat {
-    msg <- receive()
-    if (isTRUE(msg$id == id)) break
-  }
+  send(r, list(jsonrpc = "2.0", id = id, method = "ping"))
+  invisible(answer_to(r, id))
   pings[[i]] <- now() - t0
 }
-for (i in 1:4) invisible(receive())
+answers_to(r, busy)
+stop_peer(r)
 
-ms <- function(x) sprintf("%.3f ms", 1000 * x)
+py_burst <- py_call <- NA_real_
+if (file.exists(python)) {
+  # R's LD_LIBRARY_PATH would give Python R's libraries (its ssl module fails).
+  env <- Sys.getenv()
+  env <- env[names(env) != "LD_LIBRARY_PATH"]
+  py <- connect(start_peer(python, file.path("bench", "servers", "python-concurrent.py"), env = env))
+  invisible(per_call(py, "noop_worker", 5))
+  py_burst <- burst(py, "sleep_worker")
+  py_call <- per_call(py, "noop_worker")
+  stop_peer(py)
+} else {
+  message("No Python SDK at ", python, " (run bench/run.sh once, or pass its path): its column is empty.")
+}
+
+ms <- function(x) if (is.na(x)) "n/a" else sprintf("%.3f ms", 1000 * x)
+s <- function(x) if (is.na(x)) "n/a" else sprintf("%.2f s", x)
 cat(sprintf(
   paste0(
-    "| measure | main thread | 4 workers | ratio |\n|---|---|---|---|\n",
-    "| 8 concurrent calls of a 1-s tool (wall time) | %.2f s | %.2f s | %.1fx faster |\n",
-    "| one call of a trivial tool (median of 100) | %s | %s | %.1fx the main-thread time |\n",
-    "| ping while all 4 workers are busy (median / max of 20) | | %s / %s | |\n"
+    "| measure | main thread | 4 workers | Python SDK (async tool) | workers vs main | workers vs Python |\n",
+    "|---|---|---|---|---|---|\n",
+    "| 8 concurrent calls of a 1-s tool (wall time) | %s | %s | %s | %.1fx faster | %.1fx the time |\n",
+    "| one call of a trivial tool (median of 100) | %s | %s | %s | %.0fx the time | %.0fx the time |\n",
+    "| ping while all 4 workers are busy (median / max of 20) | | %s / %s | | | |\n"
   ),
-  main_burst, worker_burst, main_burst / worker_burst,
-  ms(main_call), ms(worker_call), worker_call / main_call,
+  s(main_burst), s(worker_burst), s(py_burst), main_burst / worker_burst, worker_burst / py_burst,
+  ms(main_call), ms(worker_call), ms(py_call), worker_call / main_call, worker_call / py_call,
   ms(median(pings)), ms(max(pings))
 ))
-close(proc$get_input_connection())
-proc$wait(10000)
