@@ -21,7 +21,10 @@
 # every backend (a side channel such as a file or a socket would not reach
 # a worker on another machine).
 
-# How often the server looks at running futures, in milliseconds.
+# How long the server waits for news from running futures before it looks
+# for new calls again, in milliseconds. Workers of cluster futures
+# (multisession, cluster) wake it at once (see wait_for_workers()); for
+# other backends it is how often the server looks.
 worker_tick_ms <- 20L
 
 # The pool for one run of mcp_server(), or NULL when no tool is concurrent.
@@ -99,10 +102,30 @@ workers_stop <- function(pool) {
 is_worker_job <- function(pool, job) !is.null(pool) && isTRUE(pool$concurrent[[job$tool]])
 
 # Milliseconds the server may wait for the next call: short while futures
-# run, so their results and reports are picked up promptly.
+# run or calls wait for answers, so their news is picked up promptly; none
+# when the wait was spent on the workers' connections instead.
 poll_wait_ms <- function(pool) {
   idle <- is.null(pool) || (length(pool$running) == 0 && length(pool$asking) == 0)
-  if (idle) 1000L else worker_tick_ms
+  if (idle) return(1000L)
+  if (wait_for_workers(pool, worker_tick_ms)) 0L else worker_tick_ms
+}
+
+# Waits up to `ms` until a running worker sends something (its result, or
+# a progress or log report), on the connections of cluster futures, so a
+# result is collected the moment it arrives instead of at the next look.
+# FALSE (nothing waited) unless every running future has such a connection.
+wait_for_workers <- function(pool, ms) {
+  if (length(pool$running) == 0) return(FALSE)
+  connections <- lapply(pool$running, function(call) worker_connection(call$future))
+  if (any(vapply(connections, is.null, logical(1)))) return(FALSE)
+  tryCatch(socketSelect(unname(connections), write = FALSE, timeout = ms / 1000), error = function(e) NULL)
+  TRUE
+}
+
+worker_connection <- function(future) {
+  if (!inherits(future, "ClusterFuture") || is.null(future$node)) return(NULL)
+  con <- tryCatch(future$workers[[future$node]]$con, error = function(e) NULL)
+  if (inherits(con, "connection")) con else NULL
 }
 
 # A new call of a concurrent tool: run it, queue it, or refuse it.
@@ -266,7 +289,10 @@ stop_worker <- function(call) {
 check_done <- function(server, pool, call) {
   relay <- function(condition) relay_report(server, call, condition)
   done <- tryCatch(
-    withCallingHandlers(future::resolved(call$future), mcpserver_relay = relay),
+    # timeout = 0: future 1.31 otherwise waits up to 10 ms per unfinished
+    # cluster future, so each look at 4 running calls took 40 ms and every
+    # result waited for it. The wait belongs in the server's poll.
+    withCallingHandlers(future::resolved(call$future, timeout = 0), mcpserver_relay = relay),
     error = function(e) e
   )
   if (isFALSE(done)) return(FALSE)
