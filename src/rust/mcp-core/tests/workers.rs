@@ -208,3 +208,50 @@ fn a_worker_call_cancelled_while_queued_never_reaches_r() {
     assert_eq!(h.recv()["id"], 3);
     h.server.stop();
 }
+
+#[test]
+fn worker_calls_ask_the_client_at_once_and_each_gets_its_own_answer() {
+    let mut h = Harness::start();
+    h.call(1, "work");
+    h.call(2, "work");
+    let first = h.next_job();
+    let second = h.next_job();
+    let question = |n: u64| {
+        json!({"method":"elicitation/create","params":{
+        "message": format!("question {n}"),
+        "requestedSchema":{"type":"object","properties":{}}}})
+    };
+    // R asks for each call and polls the answers later: nothing waits.
+    let first_answer = h.server.ask(first.id, "input-1".into(), question(1));
+    let second_answer = h.server.ask(second.id, "input-1".into(), question(2));
+    let asks = [h.recv(), h.recv()];
+    assert_eq!(asks[0]["params"]["message"], "question 1");
+    assert_eq!(asks[1]["params"]["message"], "question 2");
+    assert_ne!(asks[0]["id"], asks[1]["id"]);
+    // Meanwhile the main thread serves another call.
+    h.call(3, "main");
+    let main = h.next_job();
+    h.server.complete(main.id, done_text("main"));
+    assert_eq!(h.recv()["id"], 3);
+    assert!(first_answer.try_recv().is_err(), "no answer yet");
+    // Answered in the opposite order.
+    for (ask, name) in asks.iter().rev().zip(["Grace", "Ada"]) {
+        h.send(json!({"jsonrpc":"2.0","id":ask["id"],
+            "result":{"action":"accept","content":{"name":name}}}));
+    }
+    let got = |answers: &mpsc::Receiver<Result<Value, String>>| {
+        answers
+            .recv_timeout(Duration::from_secs(10))
+            .expect("an answer")
+            .expect("not an error")["content"]["name"]
+            .clone()
+    };
+    assert_eq!(got(&second_answer), "Grace");
+    assert_eq!(got(&first_answer), "Ada");
+    assert_eq!(h.interrupts.load(Ordering::SeqCst), 0);
+    h.server.complete(first.id, done_text("one"));
+    h.server.complete(second.id, done_text("two"));
+    let ids: Vec<Value> = vec![h.recv()["id"].clone(), h.recv()["id"].clone()];
+    assert!(ids.contains(&json!(1)) && ids.contains(&json!(2)));
+    h.server.stop();
+}
