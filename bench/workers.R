@@ -7,6 +7,7 @@
 # 2. Per-call overhead of a trivial tool: concurrent (a worker) vs main
 #    thread (and the Python server's), median of 100 sequential calls.
 # 3. ping round trips while all 4 workers are busy.
+# 4. future's own round trip on a multisession worker, without the server.
 # Prints a table with ratios; needs future, parallelly, processx and jsonlite.
 args <- commandArgs(TRUE)
 if (length(args) > 0) .libPaths(c(normalizePath(args[[1]]), .libPaths()))
@@ -144,6 +145,19 @@ if (file.exists(python)) {
   message("No Python SDK at ", python, " (run bench/run.sh once, or pass its path): its column is empty.")
 }
 
+# future's own round trip, no server: what a worker call cannot go below.
+# (Two workers: future runs a one-worker multisession plan sequentially.)
+future::plan(future::multisession, workers = 2)
+invisible(future::value(future::future(NULL)))
+bare <- numeric(30)
+for (i in seq_along(bare)) {
+  t0 <- now()
+  invisible(future::value(future::future(NULL, seed = NULL)))
+  bare[[i]] <- now() - t0
+}
+future_call <- median(bare)
+future::plan(future::sequential)
+
 ms <- function(x) if (is.na(x)) "n/a" else sprintf("%.3f ms", 1000 * x)
 s <- function(x) if (is.na(x)) "n/a" else sprintf("%.2f s", x)
 cat(sprintf(
@@ -152,9 +166,10 @@ cat(sprintf(
     "|---|---|---|---|---|---|\n",
     "| 8 concurrent calls of a 1-s tool (wall time) | %s | %s | %s | %.1fx faster | %.1fx the time |\n",
     "| one call of a trivial tool (median of 100) | %s | %s | %s | %.0fx the time | %.0fx the time |\n",
-    "| ping while all 4 workers are busy (median / max of 20) | | %s / %s | | | |\n"
+    "| ping while all 4 workers are busy (median / max of 20) | | %s / %s | | | |\n",
+    "| future's own round trip, `value(future(NULL))` on multisession, no server (median of 30) | | %s | | | |\n"
   ),
   s(main_burst), s(worker_burst), s(py_burst), main_burst / worker_burst, worker_burst / py_burst,
   ms(main_call), ms(worker_call), ms(py_call), worker_call / main_call, worker_call / py_call,
-  ms(median(pings)), ms(max(pings))
+  ms(median(pings)), ms(max(pings)), ms(future_call)
 ))
