@@ -408,6 +408,18 @@ test_that("a worker's mcp_elicit() fails at once, catchably, when the client can
   expect_log_valid(client)
 })
 
+test_that("a worker's mcp_elicit() with a form the protocol cannot carry fails with the reason", {
+  client <- start_asking()
+  r <- call_tool(client, 1, "ask_badly")
+  expect_true(r$result$isError)
+  expect_match(r$result$content[[1]]$text, "`schema` must be a type_object()", fixed = TRUE)
+  # The server goes on: the next question is asked.
+  send_call(client, 2, "ask")
+  expect_equal(next_server_request(client)$method, "elicitation/create")
+  expect_equal(finish(client), 0)
+  expect_log_valid(client)
+})
+
 test_that("a worker call cancelled while the user thinks is dropped; stdin ending then lets the server exit", {
   client <- start_asking(workers = 1)
   send_call(client, "q", "ask")
