@@ -217,9 +217,10 @@ workers_service <- function(server, pool) {
   invisible()
 }
 
-# A cancelled call or one past its limit is answered at once, and its
-# worker stopped; the call stays in the pool until its future resolves, so
-# the worker is replaced before it takes another call.
+# A cancelled call or one past its limit is answered at once and its
+# cancel flag raised; its worker is killed if it has not returned within
+# the grace period. The call stays in the pool until its future resolves,
+# so a killed worker is replaced before it takes another call.
 check_stop <- function(server, pool, call) {
   if (stopped_by_server(server, call)) {
     flag_cancelled(call)
@@ -249,9 +250,10 @@ stopped_by_server <- function(server, call) {
   }
 }
 
-# Tells the tool, through mcp_cancelled(), that its call is over: for a
-# worker the server cannot kill (one on another machine, or whose process
-# id it never learned). It sees the flag if it shares this file system.
+# Tells the tool, through mcp_cancelled(), that its call is over, so it
+# can tidy up and return before the grace period ends; the only stop for a
+# worker the server cannot kill (whose process id it never learned). The
+# worker sees the flag if it shares this machine's file system.
 flag_cancelled <- function(call) {
   try(file.create(call$cancel_flag, showWarnings = FALSE), silent = TRUE)
   invisible()
