@@ -110,7 +110,8 @@ impl Engine {
             };
         }
         if rev.is_modern() {
-            return match (declares_task_extension(caps), support) {
+            let declared = declares_task_extension(caps) && self.modern_tasks;
+            return match (declared, support) {
                 (true, TaskSupport::Optional | TaskSupport::Required) => {
                     Ok(Some((Dialect::Extension, None)))
                 }
