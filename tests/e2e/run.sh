@@ -135,6 +135,27 @@ for mode in legacy auto 2026-07-28; do
   drive "ts-client-v2-$mode" "$node_dir" node tests/e2e/node/ts_client.mjs v2 "$mode"
 done
 
+# The same fixture served over Streamable HTTP, reached by URL.
+for mode in auto legacy 2026-07-28; do
+  if [ -n "$py2" ]; then
+    began=$SECONDS
+    mkdir -p "$OUT/http-python-mcp2-$mode"
+    run_driver "$OUT/http-python-mcp2-$mode" 120 "$py2" tests/e2e/python/http_client.py "$mode"
+    tally "http-python-mcp2-$mode" "$OUT/http-python-mcp2-$mode" "$began"
+  else
+    report "http-python-mcp2-$mode" 0 1 0 "client not installed"
+  fi
+done
+
+if [ -n "$node_dir" ]; then
+  began=$SECONDS
+  mkdir -p "$OUT/http-ts-sdk-v1"
+  run_driver "$OUT/http-ts-sdk-v1" 120 node tests/e2e/node/ts_http_client.mjs
+  tally http-ts-sdk-v1 "$OUT/http-ts-sdk-v1" "$began"
+else
+  report http-ts-sdk-v1 0 1 0 "client not installed"
+fi
+
 # The example servers, each listed, called with its sample arguments
 # (examples.json) and its wire validated, by the mcp 2.x client.
 if [ -n "$py2" ]; then

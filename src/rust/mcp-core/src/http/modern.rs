@@ -99,9 +99,11 @@ pub fn check_routing(headers: &HeaderMap, method: &str, params: &Value) -> Resul
         .unwrap_or_default();
     match single(headers, "mcp-protocol-version")? {
         Some(v) if v == body_version => {}
-        Some(v) => return Err(mismatch(format!(
+        Some(v) => {
+            return Err(mismatch(format!(
             "Header `MCP-Protocol-Version: {v}` does not match the body's version `{body_version}`"
-        ))),
+        )))
+        }
         None => return Err(mismatch("Header `MCP-Protocol-Version` is required".into())),
     }
     match single(headers, "mcp-method")? {
