@@ -279,7 +279,7 @@ async fn serve(
         };
         let _ = stream.set_nodelay(true);
         let hub = hub.clone();
-        let header_limit = hub.options.max_header_bytes.max(8192);
+        let header_limit = hub.options.max_header_bytes;
         tokio::spawn(async move {
             let _permit = permit;
             let service = hyper::service::service_fn(move |request| {
@@ -287,8 +287,10 @@ async fn serve(
                 async move { Ok::<_, Infallible>(hub.handle(request).await) }
             });
             let _ = hyper::server::conn::http1::Builder::new()
-                // hyper needs room for at least 8 KiB.
-                .max_buf_size(header_limit)
+                .max_header_size(header_limit)
+                // A client that sends its head slowly is dropped (after
+                // hyper's 30 s), so it cannot hold a connection for ever.
+                .timer(hyper_util::rt::TokioTimer::new())
                 .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
                 .await;
         });
