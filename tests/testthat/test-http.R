@@ -9,7 +9,7 @@ http_tools <- c(
   "  arguments = list(x = type_number(), y = type_number()))",
   "steps <- tool(function() { mcp_progress(1, 2); message('half way'); mcp_progress(2, 2); 'done' },",
   "  'Reports progress', name = 'steps')",
-  "greet <- tool(function() { a <- mcp_elicit('Your name?', list(name = type_string())); paste0('Hello, ', a$name, '!') },",
+  "greet <- tool(function() { a <- mcp_elicit('Your name?', list(name = type_string())); paste0('Hello, ', a$content$name, '!') },",
   "  'Asks for a name', name = 'greet')"
 )
 

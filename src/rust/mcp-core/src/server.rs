@@ -114,6 +114,9 @@ pub trait Mailbox: Send + Sync {
     fn deliver(&self, line: String, cause: &Cause);
     /// A job for `request` was handed to R: its messages follow the request.
     fn job_started(&self, job: JobId, request: &crate::jsonrpc::RequestId);
+    /// Jobs whose request to the client could not be sent since the last
+    /// call (the client has no stream open to take it): no answer will come.
+    fn lost_requests(&self) -> Vec<JobId>;
 }
 
 /// What the threads share: the engines, and where their outputs go.
@@ -161,7 +164,16 @@ impl Shared {
             for output in out {
                 self.carry_out(slot, &cause, output);
             }
-            if !matches!(slot.sink, Sink::Stdout) {
+            if let Sink::Mailbox(mailbox) = &slot.sink {
+                // A tool asked a client that cannot hear it: it learns so
+                // at once instead of waiting for an answer that never comes.
+                for job in mailbox.lost_requests() {
+                    let mut out = Vec::new();
+                    engine.on_input_lost(job, &mut out);
+                    for output in out {
+                        self.carry_out(slot, &cause, output);
+                    }
+                }
                 return;
             }
             if self.input_ended.load(Ordering::Acquire) && engine.pending_jobs() == 0 {

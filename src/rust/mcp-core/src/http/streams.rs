@@ -56,6 +56,9 @@ pub struct Postbox {
     streams: Mutex<HashMap<RequestId, StreamTx>>,
     jobs: Mutex<HashMap<JobId, RequestId>>,
     standalone: Mutex<Option<StreamTx>>,
+    /// Jobs whose request to the client found no stream to go on: no
+    /// answer can come, which the job must learn (see [`Mailbox::lost_requests`]).
+    lost: Mutex<Vec<JobId>>,
 }
 
 impl Postbox {
@@ -132,17 +135,23 @@ impl Postbox {
 
 impl Mailbox for Postbox {
     fn deliver(&self, line: String, cause: &Cause) {
-        match kind(&line) {
-            Kind::Response(ids) => self.deliver_response(ids, line),
-            Kind::Other => {
-                let target = self
-                    .stream_of(cause)
-                    .or_else(|| lock(&self.standalone).clone());
-                if let Some(tx) = target {
-                    Postbox::send_note(&tx, line);
-                }
-            }
+        let kind = kind(&line);
+        if let Kind::Response(ids) = kind {
+            return self.deliver_response(ids, line);
         }
+        let target = self
+            .stream_of(cause)
+            .or_else(|| lock(&self.standalone).clone())
+            .filter(|tx| tx.capacity() > 1);
+        match (target, kind, cause) {
+            (Some(tx), _, _) => Postbox::send_note(&tx, line),
+            (None, Kind::Request, Cause::Job(job)) => lock(&self.lost).push(*job),
+            _ => {}
+        }
+    }
+
+    fn lost_requests(&self) -> Vec<JobId> {
+        std::mem::take(&mut *lock(&self.lost))
     }
 
     fn job_started(&self, job: JobId, request: &RequestId) {
@@ -153,7 +162,9 @@ impl Mailbox for Postbox {
 enum Kind {
     /// A response (or a batch of them) to these request ids.
     Response(Vec<RequestId>),
-    /// A notification, or a request of the server's.
+    /// A request of the server's (it waits for the client's answer).
+    Request,
+    /// A notification.
     Other,
 }
 
@@ -188,7 +199,7 @@ fn kind(line: &str) -> Kind {
     let rest = &line[HEAD.len()..];
     let after_id = rest.find(",\"").map_or("", |at| &rest[at..]);
     if after_id.starts_with(",\"method\"") {
-        Kind::Other
+        Kind::Request
     } else {
         Kind::Response(vec![id])
     }
@@ -345,7 +356,7 @@ mod tests {
         assert_eq!(error_code(&error), Some(-32601));
         assert_eq!(error_code(&response), None);
         let request = jsonrpc::request(&id(1), "elicitation/create", "{}");
-        assert!(matches!(kind(&request), Kind::Other));
+        assert!(matches!(kind(&request), Kind::Request));
         let note = jsonrpc::notification("notifications/progress", "{}");
         assert!(matches!(kind(&note), Kind::Other));
         let batch = format!(
@@ -415,5 +426,14 @@ mod tests {
         // Responses never go there.
         postbox.deliver(jsonrpc::success(&id(5), "{}"), &Cause::Timer);
         assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn a_request_with_nowhere_to_go_is_reported_lost() {
+        let postbox = Postbox::default();
+        postbox.job_started(4, &id(1));
+        postbox.deliver(jsonrpc::request(&id(9), "elicitation/create", "{}"), &Cause::Job(4));
+        assert_eq!(postbox.lost_requests(), vec![4]);
+        assert!(postbox.lost_requests().is_empty());
     }
 }
