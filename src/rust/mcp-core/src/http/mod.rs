@@ -341,7 +341,7 @@ fn error_response(status: StatusCode, id: Option<&RequestId>, error: &Value) -> 
     )
 }
 
-fn header_text<'a>(headers: &'a HeaderMap, name: impl header::AsHeaderName) -> Option<&'a str> {
+fn header_text(headers: &HeaderMap, name: impl header::AsHeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
@@ -579,6 +579,8 @@ impl Hub {
     }
 
     /// Takes a place among the requests being answered, if there is one.
+    // The refusal is the response itself, made once per refused request.
+    #[allow(clippy::result_large_err)]
     fn stream_permit(&self) -> Result<OwnedSemaphorePermit, Response<Body>> {
         self.streams.clone().try_acquire_owned().map_err(|_| {
             let mut r = rpc_error(
@@ -856,6 +858,7 @@ impl Hub {
 
     /// The session a request names: 400 without the header, 404 for an
     /// unknown or ended one.
+    #[allow(clippy::result_large_err)]
     fn session_of(&self, headers: &HeaderMap) -> Result<Arc<Session>, Response<Body>> {
         let Some(id) = header_text(headers, SESSION_HEADER) else {
             return Err(rpc_error(

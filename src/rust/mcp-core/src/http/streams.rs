@@ -432,7 +432,10 @@ mod tests {
     fn a_request_with_nowhere_to_go_is_reported_lost() {
         let postbox = Postbox::default();
         postbox.job_started(4, &id(1));
-        postbox.deliver(jsonrpc::request(&id(9), "elicitation/create", "{}"), &Cause::Job(4));
+        postbox.deliver(
+            jsonrpc::request(&id(9), "elicitation/create", "{}"),
+            &Cause::Job(4),
+        );
         assert_eq!(postbox.lost_requests(), vec![4]);
         assert!(postbox.lost_requests().is_empty());
     }
