@@ -147,14 +147,18 @@ for mode in auto legacy 2026-07-28; do
   fi
 done
 
-if [ -n "$node_dir" ]; then
-  began=$SECONDS
-  mkdir -p "$OUT/http-ts-sdk-v1"
-  run_driver "$OUT/http-ts-sdk-v1" 120 node tests/e2e/node/ts_http_client.mjs
-  tally http-ts-sdk-v1 "$OUT/http-ts-sdk-v1" "$began"
-else
-  report http-ts-sdk-v1 0 1 0 "client not installed"
-fi
+for client in "v1 legacy" "v2 legacy" "v2 auto" "v2 2026-07-28"; do
+  set -- $client
+  name=http-ts-$1-$2
+  if [ -n "$node_dir" ]; then
+    began=$SECONDS
+    mkdir -p "$OUT/$name"
+    run_driver "$OUT/$name" 120 node tests/e2e/node/ts_http_client.mjs "$1" "$2"
+    tally "$name" "$OUT/$name" "$began"
+  else
+    report "$name" 0 1 0 "client not installed"
+  fi
+done
 
 # The example servers, each listed, called with its sample arguments
 # (examples.json) and its wire validated, by the mcp 2.x client.

@@ -1,7 +1,8 @@
-// End-to-end checks of Streamable HTTP with the TypeScript SDK 1.x client
+// End-to-end checks of Streamable HTTP with the TypeScript SDK clients
 // (StreamableHTTPClientTransport).
 //
-//   node ts_http_client.mjs
+//   node ts_http_client.mjs v1                          # @modelcontextprotocol/sdk 1.x
+//   node ts_http_client.mjs v2 legacy|auto|2026-07-28   # @modelcontextprotocol/client 2.x
 //
 // Starts tests/e2e/server.R serving HTTP on a free port (E2E_TRANSPORT=http),
 // reads the URL it prints on stderr and connects by URL. The SDK validates
@@ -11,7 +12,10 @@
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CALLS, EXPECTED, LEGACY, Report, describe, requireSdk, textOf } from './checks.mjs';
+import { CALLS, EXPECTED, LEGACY, MODERN, Report, describe, requireSdk, textOf } from './checks.mjs';
+
+const [sdk = 'v1', mode = 'legacy'] = process.argv.slice(2);
+const expectedVersion = sdk === 'v2' && mode !== 'legacy' ? MODERN : LEGACY;
 
 const E2E = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -36,23 +40,43 @@ function startServer() {
   });
 }
 
-const report = new Report();
-const { Client } = requireSdk('@modelcontextprotocol/sdk/client/index.js');
-const { StreamableHTTPClientTransport } = requireSdk('@modelcontextprotocol/sdk/client/streamableHttp.js');
-const { ElicitRequestSchema } = requireSdk('@modelcontextprotocol/sdk/types.js');
+// The two SDKs differ in package names, the callTool signature and how the
+// negotiated version is exposed; this hides exactly that.
+function connectArgs(url) {
+  const clientInfo = { name: 'mcpserver-e2e-http', version: '1.0.0' };
+  const capabilities = { elicitation: {} };
+  const accept = async () => ({ action: 'accept', content: CALLS.greet.answer });
+  if (sdk === 'v1') {
+    const { Client } = requireSdk('@modelcontextprotocol/sdk/client/index.js');
+    const { StreamableHTTPClientTransport } = requireSdk('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    const { ElicitRequestSchema } = requireSdk('@modelcontextprotocol/sdk/types.js');
+    const client = new Client(clientInfo, { capabilities });
+    client.setRequestHandler(ElicitRequestSchema, accept);
+    const transport = new StreamableHTTPClientTransport(new URL(url));
+    return { client, transport, callTool: (p, o) => client.callTool(p, undefined, o), version: () => transport.protocolVersion };
+  }
+  const { Client, StreamableHTTPClientTransport } = requireSdk('@modelcontextprotocol/client');
+  const negotiation = mode === 'legacy' ? undefined : { mode: mode === 'auto' ? 'auto' : { pin: mode } };
+  const client = new Client(clientInfo, { capabilities, ...(negotiation && { versionNegotiation: negotiation }) });
+  client.setRequestHandler('elicitation/create', accept);
+  const transport = new StreamableHTTPClientTransport(new URL(url));
+  return { client, transport, callTool: (p, o) => client.callTool(p, o), version: () => client.getNegotiatedProtocolVersion() };
+}
 
+const report = new Report();
 let server;
 try {
   server = await startServer();
-  const client = new Client({ name: 'mcpserver-e2e-http', version: '1.0.0' }, { capabilities: { elicitation: {} } });
-  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: CALLS.greet.answer }));
-  const transport = new StreamableHTTPClientTransport(new URL(server.url));
+  const { client, transport, callTool, version } = connectArgs(server.url);
   await client.connect(transport);
   await report.check('http-connect', async () => {
     const problems = [];
-    if (!transport.sessionId) problems.push('no session id');
+    const modern = expectedVersion === MODERN;
+    if (!modern && !transport.sessionId) problems.push('no session id');
+    if (modern && transport.sessionId) problems.push('a session id in 2026-07-28');
     if (client.getServerVersion()?.name !== 'e2e-fixture') problems.push('unexpected server info');
-    if (transport.protocolVersion && transport.protocolVersion !== LEGACY) problems.push(`version ${transport.protocolVersion}`);
+    const got = version();
+    if (got && got !== expectedVersion) problems.push(`negotiated ${got}, expected ${expectedVersion}`);
     return problems;
   });
   await report.check('http-tools-list', async () => {
@@ -60,18 +84,17 @@ try {
     return JSON.stringify(names) === JSON.stringify(EXPECTED.tools) ? [] : [`tools are ${names}`];
   });
   await report.check('http-call-text', async () => {
-    const text = textOf(await client.callTool({ name: 'echo', arguments: CALLS.echo.arguments }));
+    const text = textOf(await callTool({ name: 'echo', arguments: CALLS.echo.arguments }));
     return text === CALLS.echo.text ? [] : [`text is ${JSON.stringify(text)}`];
   });
   await report.check('http-call-structured', async () => {
-    const result = await client.callTool({ name: 'stats', arguments: CALLS.stats.arguments });
+    const result = await callTool({ name: 'stats', arguments: CALLS.stats.arguments });
     return result.structuredContent ? [] : ['no structuredContent'];
   });
   await report.check('http-progress', async () => {
     const seen = [];
-    const result = await client.callTool(
+    const result = await callTool(
       { name: 'progress', arguments: CALLS.progress.arguments },
-      undefined,
       { onprogress: (p) => seen.push(p.progress) },
     );
     const problems = textOf(result) === CALLS.progress.text ? [] : [`text is ${textOf(result)}`];
@@ -79,13 +102,15 @@ try {
     return problems;
   });
   await report.check('http-elicitation', async () => {
-    const text = textOf(await client.callTool({ name: 'greet', arguments: {} }));
+    const text = textOf(await callTool({ name: 'greet', arguments: {} }));
     return text === CALLS.greet.text_accept ? [] : [`greeting is ${JSON.stringify(text)}`];
   });
-  await report.check('http-session-end', async () => {
-    await transport.terminateSession();
-    return transport.sessionId ? ['the session id is still set'] : [];
-  });
+  if (transport.sessionId) {
+    await report.check('http-session-end', async () => {
+      await transport.terminateSession();
+      return transport.sessionId ? ['the session id is still set'] : [];
+    });
+  }
   await client.close();
 } catch (e) {
   report.fail('http-session', describe(e));
