@@ -5,7 +5,9 @@
 //   node ts_http_client.mjs v2 legacy|auto|2026-07-28   # @modelcontextprotocol/client 2.x
 //
 // Starts tests/e2e/server.R serving HTTP on a free port (E2E_TRANSPORT=http),
-// reads the URL it prints on stderr and connects by URL. The SDK validates
+// reads the URL it prints on stderr and connects by URL, through
+// http_capture.py when E2E_LOG_DIR is set (run.sh then checks the recorded
+// messages with validate_wire.py). The SDK validates
 // every result against its revision's zod schemas (and structuredContent
 // against the tool's outputSchema). Prints PASS/FAIL lines.
 
@@ -63,11 +65,32 @@ function connectArgs(url) {
   return { client, transport, callTool: (p, o) => client.callTool(p, o), version: () => client.getNegotiatedProtocolVersion() };
 }
 
+// The recording proxy in front of `url`, or none.
+function capture(url) {
+  const logDir = process.env.E2E_LOG_DIR;
+  if (!logDir) return Promise.resolve({ url });
+  const proxy = spawn(process.env.E2E_PYTHON || 'python3', [join(E2E, 'http_capture.py'), logDir, url], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let said = '';
+    proxy.stdout.on('data', (chunk) => {
+      said += chunk.toString();
+      const line = said.split('\n')[0];
+      if (said.includes('\n')) resolve({ proxy, url: line.trim() });
+    });
+    proxy.on('exit', () => reject(new Error('the capture proxy exited')));
+  });
+}
+
 const report = new Report();
 let server;
+let proxy;
 try {
   server = await startServer();
-  const { client, transport, callTool, version } = connectArgs(server.url);
+  const captured = await capture(server.url);
+  proxy = captured.proxy;
+  const { client, transport, callTool, version } = connectArgs(captured.url);
   await client.connect(transport);
   await report.check('http-connect', async () => {
     const problems = [];
@@ -115,6 +138,7 @@ try {
 } catch (e) {
   report.fail('http-session', describe(e));
 } finally {
+  proxy?.kill();
   server?.proc.kill();
 }
 process.exit(report.failed ? 1 : 0);

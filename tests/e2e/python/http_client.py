@@ -4,9 +4,8 @@
 
 Starts tests/e2e/server.R serving HTTP on a free port (E2E_TRANSPORT=http),
 reads the URL it prints on stderr, and connects to it by URL as a remote
-client would. Prints PASS/FAIL lines. The messages themselves are checked
-against the wire schemas by the Rust tests of the HTTP module
-(src/rust/mcp-core/tests/http.rs); here the SDK's own parsing judges them.
+client would, through http_capture.py when E2E_LOG_DIR is set (run.sh then
+checks the recorded messages with validate_wire.py). Prints PASS/FAIL lines.
 """
 
 import os
@@ -21,6 +20,16 @@ from mcp import Client, types
 from checks import CALLS, EXPECTED, LEGACY, MODERN, GREET, Report, User, call_problems, describe, text_of, wire
 
 E2E = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def capture(url):
+    """The recording proxy in front of `url` (see http_capture.py), or none."""
+    log_dir = os.environ.get("E2E_LOG_DIR")
+    if not log_dir:
+        return None, url
+    proxy = subprocess.Popen([sys.executable, os.path.join(E2E, "http_capture.py"), log_dir, url],
+                             stdout=subprocess.PIPE, text=True)
+    return proxy, proxy.stdout.readline().strip()
 
 
 def start_server():
@@ -48,6 +57,7 @@ async def main(mode):
     version = LEGACY if mode == "legacy" else MODERN
     modern = version == MODERN
     proc, url = start_server()
+    proxy, url = capture(url)
     user = User()
 
     async def on_elicit(context, request):
@@ -115,6 +125,8 @@ async def main(mode):
     except Exception as e:
         report.fail("http-session", describe(e))
     finally:
+        if proxy:
+            proxy.terminate()
         proc.terminate()
         try:
             proc.wait(10)
