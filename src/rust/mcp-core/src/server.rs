@@ -117,6 +117,9 @@ pub trait Mailbox: Send + Sync {
     /// Jobs whose request to the client could not be sent since the last
     /// call (the client has no stream open to take it): no answer will come.
     fn lost_requests(&self) -> Vec<JobId>;
+    /// A job ended; if its request got no response (it was cancelled), its
+    /// stream ends empty.
+    fn job_ended(&self, job: JobId);
 }
 
 /// What the threads share: the engines, and where their outputs go.
@@ -786,6 +789,9 @@ impl Server {
         self.shared.step_on(&slot, Cause::Job(job), |e, out| {
             e.on_completed(job, outcome, out)
         });
+        if let Sink::Mailbox(mailbox) = &slot.sink {
+            mailbox.job_ended(job);
+        }
         // A task's job ends here, yet the task stays in its engine: the
         // engine stays reachable through its session (or the stdio slot).
         lock(&self.shared.job_slots).remove(&job);

@@ -858,3 +858,195 @@ fn a_non_loopback_address_needs_an_allow_list() {
     );
     assert!(allowed.is_ok());
 }
+
+#[test]
+fn a_session_call_is_cancelled_by_notification_and_its_stream_ends_empty() {
+    let h = start(options());
+    let session = initialize(h.address, json!({}));
+    let address = h.address;
+    let caller = {
+        let session = session.clone();
+        std::thread::spawn(move || {
+            let mut reply = post(
+                address,
+                &[("Mcp-Session-Id", &session)],
+                &call(5, "slow", json!({})),
+            );
+            let mut messages = Vec::new();
+            while let Some(e) = reply.event() {
+                messages.push(e);
+            }
+            (reply.status, messages)
+        })
+    };
+    // A legacy client going away would not cancel; its notification does.
+    let cancel =
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}});
+    let mut cancelled = None;
+    for _ in 0..200 {
+        assert_eq!(
+            post(h.address, &[("Mcp-Session-Id", &session)], &cancel).status,
+            202
+        );
+        if let Ok(seen) = h.seen.recv_timeout(Duration::from_millis(50)) {
+            cancelled = Some(seen);
+            break;
+        }
+    }
+    assert_eq!(cancelled, Some(Seen::Cancelled("5".into())));
+    let (status, messages) = caller.join().unwrap();
+    assert_eq!(status, 200);
+    assert!(
+        messages.is_empty(),
+        "nothing is sent for a cancelled call: {messages:?}"
+    );
+}
+
+#[test]
+fn an_idle_session_ends() {
+    let h = start(Options {
+        session_idle: Duration::from_millis(200),
+        ..options()
+    });
+    let session = initialize(h.address, json!({}));
+    let list = json!({"jsonrpc":"2.0","id":1,"method":"tools/list"});
+    let mut status = 200;
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(100));
+        status = post(h.address, &[("Mcp-Session-Id", &session)], &list).status;
+        if status == 404 {
+            break;
+        }
+        // A request keeps it alive: wait without one.
+        std::thread::sleep(Duration::from_millis(400));
+    }
+    assert_eq!(status, 404, "the idle session ended");
+}
+
+#[test]
+fn requests_beyond_the_stream_limit_are_refused_until_one_ends() {
+    let h = start(Options {
+        max_streams: 1,
+        ..options()
+    });
+    let held = post(
+        h.address,
+        &modern_headers("subscriptions/listen", None),
+        &modern(1, "subscriptions/listen", json!({"notifications": {}})),
+    );
+    assert_eq!(held.status, 200);
+    let list = modern(2, "tools/list", json!({}));
+    let refused = post(h.address, &modern_headers("tools/list", None), &list);
+    assert_eq!(refused.status, 503);
+    assert!(refused.header("retry-after").is_some());
+    drop(held);
+    let mut status = 503;
+    for _ in 0..100 {
+        status = post(h.address, &modern_headers("tools/list", None), &list).status;
+        if status == 200 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(status, 200, "the place is free once the stream closed");
+}
+
+#[test]
+fn a_2025_03_26_session_takes_batches_and_later_revisions_do_not() {
+    let h = start(options());
+    let init = |version: &str| {
+        let reply = post(
+            h.address,
+            &[],
+            &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":version,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+        );
+        reply.header("mcp-session-id").unwrap().to_string()
+    };
+    let batch = json!([
+        {"jsonrpc":"2.0","id":1,"method":"tools/list"},
+        {"jsonrpc":"2.0","method":"notifications/initialized"},
+        {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"}}}
+    ]);
+    let old = init("2025-03-26");
+    let mut reply = post(h.address, &[("Mcp-Session-Id", &old)], &batch);
+    assert_eq!(reply.status, 200);
+    let answers = if reply.is_sse() {
+        reply.event().unwrap()
+    } else {
+        reply.json()
+    };
+    let answers = answers.as_array().expect("one array of responses").clone();
+    let mut ids: Vec<i64> = answers.iter().map(|a| a["id"].as_i64().unwrap()).collect();
+    ids.sort();
+    assert_eq!(ids, vec![1, 2]);
+    for answer in &answers {
+        check_message(Revision::V2025_03_26, answer, None);
+    }
+    let new = init("2025-06-18");
+    assert_eq!(
+        post(h.address, &[("Mcp-Session-Id", &new)], &batch).status,
+        400
+    );
+}
+
+#[test]
+fn a_session_serves_only_the_token_that_opened_it() {
+    let h = start(Options {
+        bearer_tokens: vec!["alice".into(), "bob".into()],
+        ..options()
+    });
+    let reply = post(
+        h.address,
+        &[("Authorization", "Bearer alice")],
+        &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+    );
+    assert_eq!(reply.status, 200);
+    let session = reply.header("mcp-session-id").unwrap().to_string();
+    let list = json!({"jsonrpc":"2.0","id":1,"method":"tools/list"});
+    let as_alice = post(
+        h.address,
+        &[
+            ("Authorization", "Bearer alice"),
+            ("Mcp-Session-Id", &session),
+        ],
+        &list,
+    );
+    assert_eq!(as_alice.status, 200);
+    let as_bob = post(
+        h.address,
+        &[
+            ("Authorization", "Bearer bob"),
+            ("Mcp-Session-Id", &session),
+        ],
+        &list,
+    );
+    assert_eq!(
+        as_bob.status, 404,
+        "another principal does not find the session"
+    );
+    let bob_deletes = send(
+        h.address,
+        "DELETE",
+        "/mcp",
+        &[
+            ("Authorization", "Bearer bob"),
+            ("Mcp-Session-Id", &session),
+        ],
+        "",
+    );
+    assert_eq!(bob_deletes.status, 404);
+    assert_eq!(
+        post(
+            h.address,
+            &[
+                ("Authorization", "Bearer alice"),
+                ("Mcp-Session-Id", &session)
+            ],
+            &list
+        )
+        .status,
+        200
+    );
+}

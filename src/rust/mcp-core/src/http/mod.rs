@@ -136,6 +136,9 @@ struct Session {
     slot: Arc<Slot>,
     postbox: Arc<Postbox>,
     revision: Revision,
+    /// The token it was opened with (see [`Policy::principal`]): a request
+    /// with another token does not find it.
+    principal: Option<usize>,
     last_used: Mutex<Instant>,
 }
 
@@ -417,7 +420,6 @@ struct Pending {
     accepts: Accepts,
     /// 2026-07-28: errors get their own HTTP status.
     modern: bool,
-    session_id: Option<String>,
 }
 
 impl Hub {
@@ -668,7 +670,6 @@ impl Hub {
             stream_after: long_lived.then_some(self.options.stream_after),
             accepts,
             modern: true,
-            session_id: None,
         };
         self.answer(pending).await
     }
@@ -714,7 +715,10 @@ impl Hub {
         if let Line::Single(Message::Request { id, method, .. }) = &line {
             if method == "initialize" {
                 let id = id.clone();
-                return self.initialize(id, line, accepts).await;
+                let principal = self
+                    .policy
+                    .principal(header_text(headers, header::AUTHORIZATION));
+                return self.initialize(id, line, accepts, principal).await;
             }
         }
         let session = match self.session_of(headers) {
@@ -786,7 +790,6 @@ impl Hub {
             stream_after: long_lived.then_some(self.options.stream_after),
             accepts,
             modern: false,
-            session_id: None,
         };
         self.answer(pending).await
     }
@@ -796,6 +799,7 @@ impl Hub {
         id: RequestId,
         line: Line,
         accepts: Accepts,
+        principal: Option<usize>,
     ) -> Response<Body> {
         if lock(&self.sessions).len() >= self.options.max_sessions {
             return rpc_error(
@@ -844,6 +848,7 @@ impl Hub {
                 slot,
                 postbox,
                 revision,
+                principal,
                 last_used: Mutex::new(Instant::now()),
             });
             lock(&self.sessions).insert(session_id.clone(), session);
@@ -868,14 +873,21 @@ impl Hub {
                 "Bad Request: no Mcp-Session-Id header; send initialize first to start a session",
             ));
         };
-        lock(&self.sessions).get(id.trim()).cloned().ok_or_else(|| {
-            rpc_error(
+        let principal = self
+            .policy
+            .principal(header_text(headers, header::AUTHORIZATION));
+        lock(&self.sessions)
+            .get(id.trim())
+            .filter(|session| session.principal == principal)
+            .cloned()
+            .ok_or_else(|| {
+                rpc_error(
                 StatusCode::NOT_FOUND,
                 None,
                 -32001,
                 "Session not found: it ended or never existed; send initialize to start a new one",
             )
-        })
+            })
     }
 
     /// GET: the session's standalone stream.
@@ -930,6 +942,9 @@ impl Hub {
                 .insert(header::ALLOW, HeaderValue::from_static("POST"));
             return r;
         };
+        if let Err(refused) = self.session_of(headers) {
+            return refused;
+        }
         let Some(session) = lock(&self.sessions).remove(id.trim()) else {
             return rpc_error(StatusCode::NOT_FOUND, None, -32001, "Session not found");
         };
@@ -972,44 +987,33 @@ impl Hub {
             stream_after,
             accepts,
             modern,
-            session_id,
         } = pending;
         // `None` once `stream_after` has passed with nothing to send yet.
         let first = match (stream_after, accepts.sse) {
             (Some(after), true) => tokio::time::timeout(after, rx.recv()).await.ok(),
             _ => Some(rx.recv().await),
         };
-        let first = match first {
-            Some(Some(piece)) => Some(piece),
-            None => None,
-            Some(None) => {
-                guard.disarm();
-                return rpc_error(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    None,
-                    -32000,
-                    "the server is stopping",
-                );
+        // `Some(None)`: the call was cancelled (or the server is stopping),
+        // so nothing will be sent, and an event stream ends empty.
+        let first = first.flatten();
+        let status_of = |answer: &str| {
+            if modern {
+                modern_status(streams::error_code(answer))
+            } else {
+                StatusCode::OK
             }
         };
         if let Some(Piece::Final(answer)) = &first {
             guard.disarm();
-            let status = if modern {
-                modern_status(streams::error_code(answer))
+            return if accepts.json {
+                full(status_of(answer), "application/json", answer.clone())
             } else {
-                StatusCode::OK
+                full(
+                    status_of(answer),
+                    "text/event-stream",
+                    streams::sse_event(answer),
+                )
             };
-            let mut r = if accepts.json {
-                full(status, "application/json", answer.clone())
-            } else {
-                full(status, "text/event-stream", streams::sse_event(answer))
-            };
-            if let Some(id) = session_id {
-                if let Ok(v) = HeaderValue::from_str(&id) {
-                    r.headers_mut().insert(SESSION_HEADER, v);
-                }
-            }
-            return r;
         }
         if !accepts.sse {
             // JSON only: what precedes the response cannot be sent.
@@ -1017,22 +1021,12 @@ impl Hub {
                 match rx.recv().await {
                     Some(Piece::Final(answer)) => {
                         guard.disarm();
-                        let status = if modern {
-                            modern_status(streams::error_code(&answer))
-                        } else {
-                            StatusCode::OK
-                        };
-                        return full(status, "application/json", answer);
+                        return full(status_of(&answer), "application/json", answer);
                     }
                     Some(Piece::Note(_)) => continue,
                     None => {
                         guard.disarm();
-                        return rpc_error(
-                            StatusCode::SERVICE_UNAVAILABLE,
-                            None,
-                            -32000,
-                            "the server is stopping",
-                        );
+                        return empty(StatusCode::NO_CONTENT);
                     }
                 }
             }

@@ -128,27 +128,30 @@ impl Policy {
         if self.tokens.is_empty() {
             return Ok(());
         }
-        let Some(value) = authorization else {
-            return Err(Refusal::Token { sent: false });
-        };
-        let Some((scheme, token)) = value.trim().split_once(' ') else {
-            return Err(Refusal::Token { sent: true });
-        };
-        let token = token.trim();
-        let valid = scheme.eq_ignore_ascii_case("bearer")
-            && self
-                .tokens
-                .iter()
-                // Every token is compared, each in constant time, so the
-                // time taken tells nothing about how close a guess was.
-                .fold(false, |found, t| {
-                    constant_time_eq(t.as_bytes(), token.as_bytes()) | found
-                });
-        if valid {
-            Ok(())
-        } else {
-            Err(Refusal::Token { sent: true })
+        match (authorization, self.principal(authorization)) {
+            (_, Some(_)) => Ok(()),
+            (None, None) => Err(Refusal::Token { sent: false }),
+            (Some(_), None) => Err(Refusal::Token { sent: true }),
         }
+    }
+
+    /// Which configured token the `Authorization` header carries (its
+    /// index): who is asking, so a session serves only whoever opened it.
+    pub fn principal(&self, authorization: Option<&str>) -> Option<usize> {
+        let (scheme, token) = authorization?.trim().split_once(' ')?;
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return None;
+        }
+        let token = token.trim();
+        // Every token is compared, each in constant time, so the time taken
+        // tells nothing about how close a guess was.
+        self.tokens.iter().enumerate().fold(None, |found, (i, t)| {
+            if constant_time_eq(t.as_bytes(), token.as_bytes()) {
+                Some(i)
+            } else {
+                found
+            }
+        })
     }
 }
 

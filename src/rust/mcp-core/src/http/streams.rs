@@ -154,6 +154,14 @@ impl Mailbox for Postbox {
         std::mem::take(&mut *lock(&self.lost))
     }
 
+    fn job_ended(&self, job: JobId) {
+        // After its response the stream is gone already; otherwise the
+        // call was cancelled, and dropping its sender ends the stream.
+        if let Some(request) = lock(&self.jobs).remove(&job) {
+            lock(&self.streams).remove(&request);
+        }
+    }
+
     fn job_started(&self, job: JobId, request: &RequestId) {
         lock(&self.jobs).insert(job, request.clone());
     }
@@ -426,6 +434,19 @@ mod tests {
         // Responses never go there.
         postbox.deliver(jsonrpc::success(&id(5), "{}"), &Cause::Timer);
         assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn a_cancelled_call_ends_its_stream_without_a_response() {
+        let postbox = Postbox::default();
+        let (tx, mut rx) = stream();
+        postbox.open(&id(1), tx);
+        postbox.job_started(4, &id(1));
+        postbox.job_ended(4);
+        assert!(matches!(
+            rx.try_recv(),
+            Err(mpsc::error::TryRecvError::Disconnected)
+        ));
     }
 
     #[test]
