@@ -1050,3 +1050,64 @@ fn a_session_serves_only_the_token_that_opened_it() {
         200
     );
 }
+
+#[test]
+fn a_page_of_an_allowed_origin_may_call_with_cors() {
+    let h = start(Options {
+        bearer_tokens: vec!["t".into()],
+        ..options()
+    });
+    let preflight = send(
+        h.address,
+        "OPTIONS",
+        "/mcp",
+        &[
+            ("Origin", "http://localhost:6274"),
+            ("Access-Control-Request-Method", "POST"),
+            (
+                "Access-Control-Request-Headers",
+                "authorization, content-type, mcp-session-id, mcp-protocol-version",
+            ),
+        ],
+        "",
+    );
+    assert_eq!(preflight.status, 204, "no token is needed to ask");
+    assert_eq!(
+        preflight.header("access-control-allow-origin"),
+        Some("http://localhost:6274")
+    );
+    assert!(preflight
+        .header("access-control-allow-headers")
+        .unwrap()
+        .contains("mcp-session-id"));
+    assert!(preflight
+        .header("access-control-allow-methods")
+        .unwrap()
+        .contains("DELETE"));
+    let evil = send(
+        h.address,
+        "OPTIONS",
+        "/mcp",
+        &[("Origin", "http://evil.example.com")],
+        "",
+    );
+    assert_eq!(evil.status, 403);
+    let reply = post(
+        h.address,
+        &[
+            ("Origin", "http://localhost:6274"),
+            ("Authorization", "Bearer t"),
+        ],
+        &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+    );
+    assert_eq!(reply.status, 200);
+    assert_eq!(
+        reply.header("access-control-allow-origin"),
+        Some("http://localhost:6274")
+    );
+    assert!(reply
+        .header("access-control-expose-headers")
+        .unwrap()
+        .contains("Mcp-Session-Id"));
+}

@@ -442,6 +442,12 @@ impl Hub {
                 "Not found: the MCP endpoint is elsewhere\n",
             );
         }
+        // A browser page (an allowed origin, checked above) asks first
+        // whether it may send the MCP headers; it sends no token for that.
+        let origin = header_text(headers, header::ORIGIN).map(str::to_string);
+        if request.method() == Method::OPTIONS {
+            return preflight(headers, origin.as_deref());
+        }
         if let Err(refusal) = self
             .policy
             .check_token(header_text(headers, header::AUTHORIZATION))
@@ -454,14 +460,24 @@ impl Hub {
             Method::DELETE => self.delete(request.headers()),
             _ => {
                 let mut r = empty(StatusCode::METHOD_NOT_ALLOWED);
-                r.headers_mut()
-                    .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+                r.headers_mut().insert(
+                    header::ALLOW,
+                    HeaderValue::from_static("GET, POST, DELETE, OPTIONS"),
+                );
                 r
             }
         };
-        response
-            .headers_mut()
-            .insert("x-accel-buffering", HeaderValue::from_static("no"));
+        let h = response.headers_mut();
+        h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+        if let Some(origin) = origin.and_then(|o| HeaderValue::from_str(&o).ok()) {
+            // The origin passed the check above: let its page read the answer.
+            h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+            h.insert(header::VARY, HeaderValue::from_static("Origin"));
+            h.insert(
+                header::ACCESS_CONTROL_EXPOSE_HEADERS,
+                HeaderValue::from_static("Mcp-Session-Id, WWW-Authenticate"),
+            );
+        }
         response
     }
 
@@ -857,7 +873,6 @@ impl Hub {
                 HeaderValue::from_str(&session_id).expect("hex is a valid header value"),
             );
         }
-        expose_session_header(&mut response);
         response
     }
 
@@ -1047,11 +1062,27 @@ fn sse_response(body: SseBody) -> Response<Body> {
     r
 }
 
-fn expose_session_header(response: &mut Response<Body>) {
-    response.headers_mut().insert(
-        header::ACCESS_CONTROL_EXPOSE_HEADERS,
-        HeaderValue::from_static("Mcp-Session-Id"),
+/// The answer to a CORS preflight from an allowed origin: the methods and
+/// the headers it asked for (MCP's own, `Authorization`, `Mcp-Param-*`).
+fn preflight(headers: &HeaderMap, origin: Option<&str>) -> Response<Body> {
+    let mut r = empty(StatusCode::NO_CONTENT);
+    let h = r.headers_mut();
+    if let Some(origin) = origin.and_then(|o| HeaderValue::from_str(o).ok()) {
+        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        h.insert(header::VARY, HeaderValue::from_static("Origin"));
+    }
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, POST, DELETE, OPTIONS"),
     );
+    if let Some(asked) = headers.get(header::ACCESS_CONTROL_REQUEST_HEADERS) {
+        h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, asked.clone());
+    }
+    h.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("600"),
+    );
+    r
 }
 
 fn prm_url(resource: &str, path: &str) -> String {
