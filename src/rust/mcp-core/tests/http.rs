@@ -46,6 +46,10 @@ fn tools() -> Vec<ToolDef> {
             "weather",
             json!({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}),
         ),
+        ToolDef {
+            task_support: mcp_core::tool::TaskSupport::Required,
+            ..tool("task_only", empty.clone())
+        },
     ]
 }
 
@@ -1110,4 +1114,41 @@ fn a_page_of_an_allowed_origin_may_call_with_cors() {
         .header("access-control-expose-headers")
         .unwrap()
         .contains("Mcp-Session-Id"));
+}
+
+#[test]
+fn stateless_requests_get_no_tasks_over_http() {
+    let h = start(options());
+    let mut discover = modern(1, "server/discover", json!({}));
+    discover["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let answer = post(
+        h.address,
+        &modern_headers("server/discover", None),
+        &discover,
+    )
+    .json();
+    assert!(
+        answer["result"]["capabilities"].get("extensions").is_none(),
+        "{answer}"
+    );
+    let mut call = modern(
+        2,
+        "tools/call",
+        json!({"name": "task_only", "arguments": {}}),
+    );
+    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let reply = post(
+        h.address,
+        &modern_headers("tools/call", Some("task_only")),
+        &call,
+    );
+    assert_eq!(reply.status, 400);
+    let error = reply.json();
+    check_message(Revision::V2026_07_28, &error, None);
+    assert!(error["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("handshake-era sessions"));
 }
