@@ -2,7 +2,7 @@
 # Started by the driver as `Rscript bench/servers/mcpserver.R` with R_LIBS
 # pointing at the copy of the package that bench/run.sh installed; with
 # `--http PORT` it serves Streamable HTTP on 127.0.0.1:PORT/mcp instead
-# (bench/driver/http.py).
+# (bench/driver/http_bench.py).
 library(mcpserver)
 
 source(file.path("bench", "servers", "tools.R"))  # add(), big_table(), slow()

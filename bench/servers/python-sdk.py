@@ -3,7 +3,7 @@
 `--http PORT` it serves the SDK's Streamable HTTP app on 127.0.0.1:PORT/mcp
 instead (sessions, JSON answers), run by uvicorn as the SDK's own
 `run("streamable-http")` does, but without uvicorn's per-request access log
-(bench/driver/http.py).
+(bench/driver/http_bench.py).
 
 Tools are written the way the SDK's documentation writes them: plain `def`
 functions with type hints. MCPServer runs a sync tool on a worker thread

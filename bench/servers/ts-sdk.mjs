@@ -2,7 +2,7 @@
 // StdioServerTransport, serving the same tools. Plain JavaScript (ES module)
 // so that no compile step sits between the SDK and the measurement. With
 // `--http PORT` it serves Streamable HTTP on 127.0.0.1:PORT/mcp instead
-// (bench/driver/http.py).
+// (bench/driver/http_bench.py).
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";

@@ -2,7 +2,10 @@
 the Python SDK's and the TypeScript SDK's, each serving the same tools
 (bench/servers/*, started with `--http PORT`).
 
-    python3 bench/driver/http.py [--quick] [--out results.json]
+    python3 bench/driver/http_bench.py [--quick] [--r-lib .lib] [--out results.json] [--markdown section.md]
+
+(Not named http.py: that would shadow the standard library's `http` package
+for every script in this directory.)
 
 Run alone it prints a table; bench/run.sh runs it after the stdio leg and
 report.py puts its section into bench/README.md (`section()` below).
@@ -47,11 +50,13 @@ HANDSHAKE = "2025-11-25"
 STATELESS = "2026-07-28"
 
 
+# bench/run.sh installs the package into .cache/bench-lib; a run alone may
+# name another library with --r-lib (e.g. the worktree's .lib).
+R_LIB = ROOT / ".cache" / "bench-lib"
+
+
 def r_env():
-    """bench/run.sh installs into .cache/bench-lib; a quick run alone may
-    point R_LIBS at another library (e.g. the worktree's .lib)."""
-    lib = os.environ.get("R_LIBS") or str(ROOT / ".cache" / "bench-lib")
-    return {**os.environ, "R_LIBS": lib}
+    return {**os.environ, "R_LIBS": str(R_LIB)}
 
 
 def servers():
@@ -138,6 +143,12 @@ class Server:
 
     def peak_rss_mb(self):
         return self.status_kb("VmHWM") / 1024
+
+    def cpu_s(self):
+        """CPU seconds (user + system) the server has used so far, all threads."""
+        with open(f"/proc/{self.p.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stop(self):
         if self.p.poll() is None:
@@ -275,7 +286,15 @@ async def latency(port, era, calls, warmup):
     return {"p50_us": statistics.median(times), "p99_us": percentile(times, 99)}
 
 
-async def concurrent(port, era, clients, calls, warmup):
+def own_cpu_s():
+    t = os.times()
+    return t.user + t.system
+
+
+async def concurrent(server, era, clients, calls, warmup):
+    """Also the CPU per call of the server (all its threads) and of this
+    driver: on 2 cores they compete, so the driver's share is a ceiling."""
+    port = server.port
     opened = [Client(port, era) for _ in range(clients)]
     await asyncio.gather(*(c.open() for c in opened))
 
@@ -284,12 +303,16 @@ async def concurrent(port, era, clients, calls, warmup):
             await c.call_add(i)
 
     await asyncio.gather(*(run(c, warmup // clients + 1) for c in opened))
+    server_cpu0, own_cpu0 = server.cpu_s(), own_cpu_s()
     t0 = time.perf_counter()
     await asyncio.gather(*(run(c, calls) for c in opened))
     seconds = time.perf_counter() - t0
+    n = clients * calls
+    server_us, driver_us = (server.cpu_s() - server_cpu0) / n * 1e6, (own_cpu_s() - own_cpu0) / n * 1e6
     for c in opened:
         c.close()
-    return {"calls_per_s": clients * calls / seconds, "seconds": seconds}
+    return {"calls_per_s": n / seconds, "seconds": seconds, "server_cpu_us_per_call": server_us,
+            "driver_cpu_us_per_call": driver_us}
 
 
 async def held(port, era, n):
@@ -372,7 +395,7 @@ def run(n):
     results["latency"] = measure("latency", n["rounds"], CASES,
                                  lambda s, era: latency(s.port, era, n["latency_calls"], n["warmup"]))
     results["concurrent"] = measure("concurrent", n["rounds"], CASES,
-                                    lambda s, era: concurrent(s.port, era, n["clients"], n["calls_per_client"],
+                                    lambda s, era: concurrent(s, era, n["clients"], n["calls_per_client"],
                                                               n["warmup"]))
     results["held"] = measure("held", n["rounds"], CASES, lambda s, era: held(s.port, era, n["held"]))
     results["idle"] = measure("idle", n["rounds"], ["mcpserver", *PEERS],
@@ -407,6 +430,10 @@ def rows(res):
         ("Round trip of `add`, one client, p50 (µs)", per("latency", "p50_us"), "lower", 0),
         ("Round trip of `add`, one client, p99 (µs)", per("latency", "p99_us"), "lower", 0),
         (f"{res['counts']['clients']} concurrent clients: calls/s", per("concurrent", "calls_per_s"), "higher", 0),
+        (f"{res['counts']['clients']} concurrent clients: server CPU per call, all threads (µs)",
+         per("concurrent", "server_cpu_us_per_call"), "lower", 0),
+        (f"{res['counts']['clients']} concurrent clients: the driver's CPU per call (µs)",
+         per("concurrent", "driver_cpu_us_per_call"), "lower", 0),
         (f"{res['counts']['held']} clients at once: answered (fewest over rounds)", all_answered, "higher", 0),
         (f"{res['counts']['held']} clients at once: time until all answered (ms)",
          {k: v * 1e3 for k, v in per("held", "seconds").items()}, "lower", 0),
@@ -428,8 +455,10 @@ def table(res):
     stateless = "mcpserver (2026-07-28 stateless)"
     for label, values, _, digits in rows(res):
         cells = [label, *[fmt(values.get(c), digits) for c in cols]]
-        cells += [fmt(ratio(values.get("mcpserver"), values.get(p)), 2) for p in PEERS]
-        cells += [fmt(ratio(values.get(stateless), values.get(p)), 2) for p in PEERS]
+        # The driver's own cost is context, not something a server wins.
+        comparable = "driver" not in label
+        cells += [fmt(ratio(values.get("mcpserver"), values.get(p)), 2) if comparable else "" for p in PEERS]
+        cells += [fmt(ratio(values.get(stateless), values.get(p)), 2) if comparable else "" for p in PEERS]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -445,7 +474,7 @@ def section(res):
     errors = res.get("errors", [])
     failures = ("\n\n**Runs that failed** (left out of the medians):\n\n" +
                 "\n".join(f"- {e['scenario']}, {e['server']}: `{e['error']}`" for e in errors)) if errors else ""
-    return f"""## Over HTTP (Streamable HTTP, [`driver/http.py`](driver/http.py))
+    return f"""## Over HTTP (Streamable HTTP, [`driver/http_bench.py`](driver/http_bench.py))
 
 Run on {res['started']} ({res['duration_s'] / 60:.1f} minutes); load average
 (1/5/15 min) {load}.
@@ -480,7 +509,11 @@ def main():
     ap.add_argument("--quick", action="store_true", help="tiny counts, to try the harness")
     ap.add_argument("--out", help="raw results (JSON); default .cache/bench/results/http-<time>.json")
     ap.add_argument("--markdown", help="also write the README section to this file")
+    ap.add_argument("--r-lib", help="the R library mcpserver is loaded from (default .cache/bench-lib)")
     opts = ap.parse_args()
+    if opts.r_lib:
+        global R_LIB
+        R_LIB = Path(opts.r_lib).resolve()
     if not Path(PYTHON).exists() or not (NODE_DIR / "node_modules").exists():
         sys.exit("bench http: the peers are not installed; run bench/run.sh once (or its install steps)")
     # Node resolves the SDK next to the script (bench/run.sh copies it too).
