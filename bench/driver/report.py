@@ -434,6 +434,7 @@ See the end of this file (kept by hand, not generated).
 ```sh
 make bench            # = bench/run.sh: installs the peers, runs everything, rewrites this file
 bench/run.sh --quick  # tiny counts, to try the harness (writes .cache/bench/README.quick.md)
+python3 bench/driver/http_bench.py --r-lib .lib  # the HTTP leg alone (peers installed by a first run.sh)
 ```
 
 Raw results are written to `.cache/bench/results/`, server logs to
