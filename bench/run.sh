@@ -81,8 +81,11 @@ fi
 echo "== measuring (progress on stderr; server logs in $cache/logs)"
 results="$cache/results/$(date +%Y%m%d-%H%M%S).json"
 python3 bench/driver/bench.py --out "$results" "$@"
+echo "== measuring over HTTP (bench/driver/http_bench.py)"
+http_results="$cache/results/http-$(date +%Y%m%d-%H%M%S).json"
+python3 bench/driver/http_bench.py --out "$http_results" "$@" >/dev/null
 
 readme=bench/README.md
 case " $* " in *" --quick "*) readme="$cache/README.quick.md" ;; esac
-python3 bench/driver/report.py "$results" --readme "$readme" \
+python3 bench/driver/report.py "$results" --http "$http_results" --readme "$readme" \
   --total-seconds $(( $(date +%s) - started )) --command "bench/run.sh${*:+ $*}"

@@ -307,7 +307,7 @@ def table_split(res, rows):
     return "\n".join(lines)
 
 
-def readme(res, rows, total_s, command):
+def readme(res, rows, total_s, command, http_section=""):
     m, n = res["machine"], res["counts"]
     tgt = "\n".join(f"| {t} | {v} | {ok} |" for t, v, ok in targets(res, rows))
     ahead_lines = "\n".join(ahead(rows)) or "- No peer is ahead of mcpserver on any measurement."
@@ -424,6 +424,7 @@ JSON is a little shorter.
 
 {micro_table(res)}
 
+{http_section}
 ## Findings
 
 See the end of this file (kept by hand, not generated).
@@ -433,6 +434,7 @@ See the end of this file (kept by hand, not generated).
 ```sh
 make bench            # = bench/run.sh: installs the peers, runs everything, rewrites this file
 bench/run.sh --quick  # tiny counts, to try the harness (writes .cache/bench/README.quick.md)
+python3 bench/driver/http_bench.py --r-lib .lib  # the HTTP leg alone (peers installed by a first run.sh)
 ```
 
 Raw results are written to `.cache/bench/results/`, server logs to
@@ -457,8 +459,14 @@ def main():
     ap.add_argument("--readme", required=True)
     ap.add_argument("--total-seconds", type=float, default=float("nan"))
     ap.add_argument("--command", default="bench/run.sh")
+    ap.add_argument("--http", help="results of driver/http_bench.py, for the section over HTTP")
     a = ap.parse_args()
     res = json.load(open(a.results))
+    http_section = ""
+    if a.http:
+        from http_bench import section  # this directory's HTTP leg
+
+        http_section = section(json.load(open(a.http)))
     rows = summarise(res)
     print()
     print_table(rows)
@@ -477,7 +485,7 @@ def main():
     except FileNotFoundError:
         pass
     with open(a.readme, "w") as f:
-        f.write(readme(res, rows, a.total_seconds, a.command) + "\n" + (kept or marker + "\n"))
+        f.write(readme(res, rows, a.total_seconds, a.command, http_section) + "\n" + (kept or marker + "\n"))
     print(f"\nwrote {a.readme}", file=sys.stderr)
 
 

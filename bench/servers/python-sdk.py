@@ -1,5 +1,9 @@
 """The benchmark's Python peer: the official SDK's high-level MCPServer
-(FastMCP before mcp 2.x) over stdio, serving the same three tools.
+(FastMCP before mcp 2.x) over stdio, serving the same three tools. With
+`--http PORT` it serves the SDK's Streamable HTTP app on 127.0.0.1:PORT/mcp
+instead (sessions, JSON answers), run by uvicorn as the SDK's own
+`run("streamable-http")` does, but without uvicorn's per-request access log
+(bench/driver/http_bench.py).
 
 Tools are written the way the SDK's documentation writes them: plain `def`
 functions with type hints. MCPServer runs a sync tool on a worker thread
@@ -7,6 +11,7 @@ functions with type hints. MCPServer runs a sync tool on a worker thread
 """
 
 import math
+import sys
 import time
 
 # pydantic needs typing_extensions' TypedDict on Python < 3.12.
@@ -67,5 +72,18 @@ def slow(seconds: float) -> str:
     return "done"
 
 
+def serve_http(port: int) -> None:
+    import uvicorn
+
+    # json_response: plain JSON answers, as mcpserver and the TypeScript
+    # peer give for a quick call. More sessions than the default: the bench
+    # holds 100 clients and opens a few hundred idle sessions.
+    app = server.streamable_http_app(json_response=True, max_sessions=1000)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+
+
 if __name__ == "__main__":
-    server.run("stdio")
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        serve_http(int(sys.argv[2]))
+    else:
+        server.run("stdio")
