@@ -7,10 +7,12 @@
 
 pub mod backpressure;
 pub mod board;
+pub mod bridge;
 pub mod engine;
 pub mod forks;
 pub mod framing;
 pub mod http;
+pub mod http_client;
 pub mod jsonrpc;
 pub mod logging;
 pub mod memory;
@@ -20,6 +22,7 @@ pub mod result;
 pub mod revision;
 pub mod schema;
 pub mod server;
+pub mod sse;
 pub mod tasks;
 pub mod threads;
 pub mod time;

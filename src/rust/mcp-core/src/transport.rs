@@ -134,9 +134,18 @@ pub fn block_signals_in_this_thread() {
 
 /// A file that gives up waiting for data when asked to stop, so the reader
 /// thread can end while the client is still connected (Ctrl-C at a console).
-struct StoppableInput {
+pub(crate) struct StoppableInput {
     file: HiddenFile,
     stop: Arc<AtomicBool>,
+}
+
+impl StoppableInput {
+    pub(crate) fn new(file: File, stop: Arc<AtomicBool>) -> StoppableInput {
+        StoppableInput {
+            file: HiddenFile::new(file),
+            stop,
+        }
+    }
 }
 
 impl Read for StoppableInput {
