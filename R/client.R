@@ -1,9 +1,10 @@
 #' Test an MCP server from R
 #'
 #' `mcp_client()` starts a server as a client would (`Rscript server.R`,
-#' talking the protocol over the process's stdin and stdout) and lets you
-#' list its tools and call them from R, for example in testthat tests of a
-#' package that ships an MCP server. Protocol errors are raised as R errors
+#' talking the protocol over the process's stdin and stdout), or connects to
+#' one that is already serving over Streamable HTTP (give its URL), and lets
+#' you list its tools and call them from R, for example in testthat tests of
+#' a package that ships an MCP server. Protocol errors are raised as R errors
 #' of class `mcpserver_protocol_error` (with the JSON-RPC `code` and `data`);
 #' a tool error is an ordinary result with `is_error = TRUE`.
 #'
@@ -13,8 +14,18 @@
 #' environment (the new process does not have them); define what it needs
 #' inside the function, or serve a script.
 #'
+#' A URL such as `"http://127.0.0.1:8000/mcp"` connects to a running server
+#' over Streamable HTTP (plain `http://` only). The client then sends what
+#' HTTP needs on top of the messages: the session id the server assigns at
+#' `initialize` (the session ends with `DELETE` at `mcp_close()`), the
+#' negotiated protocol version, the 2026-07-28 routing headers, and `token`
+#' as a bearer token. An HTTP failure is raised as a protocol error with
+#' code -32000 and the HTTP status in `data$httpStatus` (or with the
+#' server's own JSON-RPC error, when it sent one). See [mcp_bridge()] for
+#' the details, which the two share.
+#'
 #' @param server The path of a server script, or a tool made with [tool()],
-#'   or a list of tools.
+#'   or a list of tools, or the URL of a server's Streamable HTTP endpoint.
 #' @param protocol_version The protocol revision to speak: one of the
 #'   handshake-era revisions (`"2024-11-05"`, `"2025-03-26"`, `"2025-06-18"`,
 #'   `"2025-11-25"`) or `"2026-07-28"`.
@@ -25,6 +36,9 @@
 #'   server's questions (see [mcp_elicit()]) with
 #'   `list(action = "accept", content = list(...))`, or `NULL` to declare no
 #'   elicitation support.
+#' @param token For a URL: a bearer token sent on every request, or `NULL`.
+#' @param headers For a URL: more HTTP headers for every request, as a named
+#'   character vector, or `NULL`.
 #' @return `mcp_client()`: a client (an environment of class
 #'   `mcpserver_client`); close it with `mcp_close()`.
 #'   `mcp_tools()`: the tool definitions, as parsed from `tools/list`.
@@ -33,7 +47,8 @@
 #'   or `NULL`), `is_error`, `content` (every block), `meta`, `result_type`
 #'   (the 2026-07-28 `resultType`, `"complete"` otherwise) and
 #'   `notifications` (progress and log messages received during the call).
-#'   `mcp_close()`: the server's exit status, invisibly.
+#'   `mcp_close()`: the server's exit status, invisibly (`NULL` for a
+#'   URL: the session is ended, the server keeps running).
 #' @examples
 #' add <- function(x, y) x + y
 #' add <- tool(add, "Add two numbers",
@@ -47,7 +62,7 @@
 #' }
 #' @export
 mcp_client <- function(server, protocol_version = "2025-11-25", env = NULL,
-                       timeout = 60, elicit = NULL) {
+                       timeout = 60, elicit = NULL, token = NULL, headers = NULL) {
   versions <- c("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
   if (!is_string(protocol_version) || !protocol_version %in% versions) {
     abort(paste0("`protocol_version` must be one of ", paste0('"', versions, '"', collapse = ", "), "."))
@@ -55,12 +70,21 @@ mcp_client <- function(server, protocol_version = "2025-11-25", env = NULL,
   env <- cfg_env(env)
   if (!is_positive_number(timeout)) abort("`timeout` must be a positive number of seconds.")
   if (!is.null(elicit) && !is.function(elicit)) abort("`elicit` must be NULL or a function.")
-  script <- client_script(server)
-  # The server finds this package where this session found it.
-  env <- c(env, R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep))
-  rscript <- cfg_rscript(NULL, .Platform$OS.type)
   client <- new.env(parent = emptyenv())
-  client$process <- rust(client_start_(rscript, script, names(env), unname(env)))
+  if (is_url(server)) {
+    http <- check_http_options(server, token, headers)
+    client$process <- rust(client_connect_(
+      http$url, http$token, http$header_names, http$header_values, 32 * 1024^2
+    ))
+    client$url <- http$url
+  } else {
+    if (!is.null(token) || !is.null(headers)) abort("`token` and `headers` are for a server given by its URL.")
+    script <- client_script(server)
+    # The server finds this package where this session found it.
+    env <- c(env, R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep))
+    rscript <- cfg_rscript(NULL, .Platform$OS.type)
+    client$process <- rust(client_start_(rscript, script, names(env), unname(env)))
+  }
   client$version <- protocol_version
   client$timeout <- timeout
   client$elicit <- elicit
@@ -76,6 +100,33 @@ mcp_client <- function(server, protocol_version = "2025-11-25", env = NULL,
     client_send(client, list(jsonrpc = "2.0", method = "notifications/initialized"))
   }
   client
+}
+
+is_url <- function(x) is_string(x) && grepl("^[A-Za-z][A-Za-z0-9+.-]*://", x)
+
+# Checks what an HTTP connection needs (shared with mcp_bridge()). An empty
+# token counts as none, so `Sys.getenv("TOKEN")` can be passed as is.
+check_http_options <- function(url, token, headers) {
+  if (!is_string(url) || !grepl("^http://[^/?#]+", url)) {
+    abort(if (is_string(url) && startsWith(url, "https://")) {
+      "Only plain http:// URLs are supported: reach an https:// server through a local proxy or tunnel, or give clients that speak HTTP the URL directly."
+    } else {
+      "`url` must be an http:// URL such as \"http://127.0.0.1:8000/mcp\"."
+    })
+  }
+  if (!is.null(token) && !is_string(token)) abort("`token` must be NULL or a single string.")
+  if (identical(token, "")) token <- NULL
+  if (!is.null(headers)) {
+    keys <- names(headers)
+    if (!is.character(headers) || anyNA(headers) || is.null(keys) || anyNA(keys) ||
+      !all(grepl("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", keys)) || anyDuplicated(tolower(keys))) {
+      abort("`headers` must be NULL or a named character vector of HTTP headers, with distinct names.")
+    }
+  }
+  list(
+    url = url, token = token,
+    header_names = as.character(names(headers)), header_values = as.character(unname(headers))
+  )
 }
 
 client_script <- function(server) {
@@ -234,7 +285,9 @@ call_result <- function(result, notifications) {
 #' @export
 mcp_close <- function(client) {
   check_client(client)
-  invisible(client$process$close(5000))
+  status <- client$process$close(5000)
+  if (!is.null(client$url)) return(invisible(NULL))
+  invisible(status)
 }
 
 check_client <- function(client) {
@@ -246,7 +299,8 @@ print.mcpserver_client <- function(x, ...) {
   state <- if (isTRUE(x$process$alive())) "running" else "stopped"
   info <- x$initialized$serverInfo
   who <- if (!is.null(info)) paste(info$name, info$version) else "server"
-  cat(sprintf("<mcpserver_client> %s, protocol %s (%s)\n", who, x$version, state))
+  where <- if (is.null(x$url)) "" else paste0(" at ", x$url)
+  cat(sprintf("<mcpserver_client> %s%s, protocol %s (%s)\n", who, where, x$version, state))
   invisible(x)
 }
 

@@ -56,6 +56,22 @@
 #' `-` and `_`; the default name is made to fit (other characters become
 #' `-`), for every client alike.
 #'
+#' @section Servers over HTTP:
+#' Give the URL of a Streamable HTTP endpoint instead of a script (such as
+#' `"http://127.0.0.1:8000/mcp"`, served by `mcp_server(transport =
+#' "http")`, from a live R session or deployed elsewhere). Clients that speak
+#' HTTP themselves get an entry with the URL: Claude Code (`"type": "http"`,
+#' or `claude mcp add --transport http`), VS Code and Positron (`"type":
+#' "http"`), Cursor (`url`), Codex (`url` in the server's table) and Gemini
+#' CLI (`httpUrl`). Claude Desktop, and the `"generic"` entry, start commands
+#' only: they get the command that runs [mcp_bridge()] for the URL,
+#' `Rscript -e 'mcpserver::mcp_bridge("<url>")'`. `bridge = TRUE` gives the
+#' bridge command to any client. The default name is made from the URL's
+#' host and port (`r-127-0-0-1-8000`). `env` goes to the bridge's process
+#' (a bearer token for it in `MCP_BEARER_TOKEN`, say, which [mcp_bridge()]
+#' reads by default); clients reaching the URL themselves take tokens in
+#' their own settings.
+#'
 #' @section What `mcp_client_install()` changes:
 #' Only the entry for `name`. For JSON files, the file is read, the entry
 #' added (or replaced, with `overwrite = TRUE`) under the client's servers
@@ -74,7 +90,8 @@
 #' Restart the client (or reload its MCP servers) to start the server.
 #'
 #' @param script The path of the server script (a file ending in `.R`). It
-#'   is made absolute.
+#'   is made absolute. Or the `http://` URL of a server's Streamable HTTP
+#'   endpoint: see the section Servers over HTTP.
 #' @param client The client to configure: one of `"claude-desktop"`,
 #'   `"claude-code"`, `"vscode"`, `"positron"`, `"cursor"`, `"codex"`,
 #'   `"gemini"` or `"generic"`. See the Clients section.
@@ -88,11 +105,15 @@
 #' @param rscript The path of the `Rscript` program that runs the server.
 #'   Defaults to the one of the running R, `file.path(R.home("bin"),
 #'   "Rscript")` (`Rscript.exe` on Windows).
+#' @param bridge For a URL: `TRUE` for the command that runs [mcp_bridge()],
+#'   `FALSE` for an entry with the URL, or `NULL` for the client's best (the
+#'   URL for clients that speak HTTP, the bridge for the others).
 #' @return `mcp_client_config()`: an object of class `mcpserver_client_config`
 #'   that prints the snippet and where it goes: a list with `client`, `name`,
-#'   `command` (the path of `Rscript`), `args`, `env`, `entry` (the server's
-#'   entry as an R list), `text` (the snippet to paste or run) and `path` (the
-#'   client's default configuration file, or `NULL`).
+#'   `command` (the path of `Rscript`), `args`, `env`, `url` (for an entry
+#'   with a URL, else `NULL`), `entry` (the server's entry as an R list),
+#'   `text` (the snippet to paste or run) and `path` (the client's default
+#'   configuration file, or `NULL`).
 #' @seealso [mcp_server()] for writing the script.
 #' @examples
 #' script <- file.path(tempdir(), "mtcars.R")
@@ -101,19 +122,67 @@
 #' mcp_client_config(script, "claude-code", env = c(MCPSERVER_TRACE = "1"))
 #' mcp_client_config(script, "codex")
 #'
+#' # A server over HTTP, such as mcp_server(transport = "http") serves:
+#' mcp_client_config("http://127.0.0.1:8000/mcp", "claude-code")
+#' mcp_client_config("http://127.0.0.1:8000/mcp") # Claude Desktop: the bridge
+#'
 #' # Merge it into a configuration file (here a temporary one):
 #' config <- file.path(tempdir(), "claude_desktop_config.json")
 #' mcp_client_install(script, "claude-desktop", path = config)
 #' cat(readLines(config), sep = "\n")
 #' @export
 mcp_client_config <- function(script, client = "claude-desktop", name = NULL,
-                              env = NULL, rscript = NULL) {
+                              env = NULL, rscript = NULL, bridge = NULL) {
   client <- cfg_check_client(client)
+  if (is_url(script)) return(cfg_url_config(script, client, name, env, rscript, bridge))
+  if (!is.null(bridge)) abort("`bridge` is for a server given by its URL.")
   script <- cfg_script(script)
   name <- cfg_name(name, script, client)
   env <- cfg_env(env)
   os <- cfg_os()
   cfg_new(client, name, cfg_rscript(rscript, os), script, env, os)
+}
+
+# ---- Servers given by their URL --------------------------------------------
+
+# Clients that reach a Streamable HTTP server themselves, and the key of the
+# URL in their entry. The others only start commands: they get the bridge.
+cfg_url_keys <- c(
+  "claude-code" = "url", "vscode" = "url", "positron" = "url",
+  "cursor" = "url", "codex" = "url", "gemini" = "httpUrl"
+)
+
+cfg_url_config <- function(url, client, name, env, rscript, bridge) {
+  url <- check_http_options(url, NULL, NULL)$url
+  if (grepl("[[:space:]\"'\\\\]", url)) abort("`script` is a URL with spaces, quotes or backslashes in it; percent-encode them.")
+  if (!is.null(bridge) && !is_flag(bridge)) abort("`bridge` must be NULL, TRUE or FALSE.")
+  speaks_http <- client %in% names(cfg_url_keys)
+  bridge <- bridge %||% !speaks_http
+  if (!bridge && !speaks_http) {
+    abort(sprintf(
+      "%s starts servers as commands only; use `bridge = TRUE` (the default for it) to reach the URL through mcp_bridge().",
+      cfg_clients[[client]]$label
+    ))
+  }
+  name <- if (is.null(name)) cfg_url_name(url) else cfg_name(name, NULL, client)
+  env <- cfg_env(env)
+  os <- cfg_os()
+  if (bridge) {
+    code <- sprintf("mcpserver::mcp_bridge(\"%s\")", url)
+    return(cfg_new(client, name, cfg_rscript(rscript, os), c("-e", code), env, os))
+  }
+  if (!is.null(env) || !is.null(rscript)) {
+    abort("`env` and `rscript` are for commands: a client that reaches the URL itself starts nothing.")
+  }
+  cfg_new(client, name, NULL, NULL, NULL, os, url = url)
+}
+
+# A name from the URL's host and port, such as `r-127-0-0-1-8000`.
+cfg_url_name <- function(url) {
+  authority <- sub("^http://([^/?#]+).*$", "\\1", url)
+  name <- gsub("[^A-Za-z0-9_-]+", "-", authority)
+  name <- gsub("^-+|-+$", "", name)
+  paste0("r-", name)
 }
 
 #' @rdname mcp_client_config
@@ -125,8 +194,8 @@ mcp_client_config <- function(script, client = "claude-desktop", name = NULL,
 #' @export
 mcp_client_install <- function(script, client = "claude-desktop", name = NULL,
                                env = NULL, rscript = NULL, path = NULL,
-                               overwrite = FALSE) {
-  config <- mcp_client_config(script, client, name = name, env = env, rscript = rscript)
+                               overwrite = FALSE, bridge = NULL) {
+  config <- mcp_client_config(script, client, name = name, env = env, rscript = rscript, bridge = bridge)
   if (!isTRUE(overwrite) && !isFALSE(overwrite)) abort("`overwrite` must be TRUE or FALSE.")
   if (is.null(path)) {
     path <- config$path
@@ -229,20 +298,24 @@ cfg_os <- function() {
 
 # The configuration for `client`, from checked values. `os` decides the
 # default file and the shell quoting of Claude Code's command.
-cfg_new <- function(client, name, command, args, env, os) {
+cfg_new <- function(client, name, command, args, env, os, url = NULL) {
   info <- cfg_clients[[client]]
-  entry <- cfg_entry(command, args, env, type = info$type)
+  entry <- if (is.null(url)) {
+    cfg_entry(command, args, env, type = info$type)
+  } else {
+    cfg_url_entry(url, client, type = info$type)
+  }
   text <- if (client == "claude-code") {
-    cfg_claude_command(name, command, args, env, os)
+    if (is.null(url)) cfg_claude_command(name, command, args, env, os) else cfg_claude_url_command(name, url, os)
   } else if (info$format == "toml") {
-    paste(cfg_toml_block(name, command, args, env), collapse = "\n")
+    paste(cfg_toml_block(name, command, args, env, url), collapse = "\n")
   } else {
     cfg_json(cfg_named(list(cfg_named(list(entry), name)), info$key))
   }
   structure(
     list(
       client = client, name = name, command = command, args = args, env = env,
-      entry = entry, text = text, path = cfg_default_path(client, os)
+      url = url, entry = entry, text = text, path = cfg_default_path(client, os)
     ),
     class = "mcpserver_client_config"
   )
@@ -256,6 +329,14 @@ cfg_entry <- function(command, args, env, type = FALSE) {
   entry$command <- command
   entry$args <- as.list(unname(args))
   if (length(env) > 0) entry$env <- as.list(env)
+  entry
+}
+
+# The entry of a client that reaches the server's URL itself.
+cfg_url_entry <- function(url, client, type = FALSE) {
+  entry <- list()
+  if (type) entry$type <- "http"
+  entry[[cfg_url_keys[[client]]]] <- url
   entry
 }
 
@@ -393,6 +474,11 @@ cfg_claude_command <- function(name, command, args, env, os) {
   paste(c("claude mcp add", sh(name), flags, "--", sh(command), sh(args)), collapse = " ")
 }
 
+cfg_claude_url_command <- function(name, url, os) {
+  sh <- function(x) cfg_shell_quote(x, os)
+  paste("claude mcp add --transport http", sh(name), sh(url))
+}
+
 # Quotes words for a POSIX shell (macOS, Linux) or for cmd and PowerShell
 # (Windows), only where needed.
 cfg_shell_quote <- function(x, os) {
@@ -502,8 +588,9 @@ cfg_refuse <- function(path, name) {
 # ---- TOML (Codex) ------------------------------------------------------------
 
 # The server's tables, as lines.
-cfg_toml_block <- function(name, command, args, env) {
+cfg_toml_block <- function(name, command, args, env, url = NULL) {
   table <- paste0("mcp_servers.", cfg_toml_key(name))
+  if (!is.null(url)) return(c(sprintf("[%s]", table), paste("url =", cfg_toml_string(url))))
   c(
     sprintf("[%s]", table),
     paste("command =", cfg_toml_string(command)),
@@ -537,7 +624,7 @@ cfg_toml_key <- function(x) {
 
 cfg_install_toml <- function(path, config, overwrite) {
   name <- config$name
-  block <- cfg_toml_block(name, config$command, config$args, config$env)
+  block <- cfg_toml_block(name, config$command, config$args, config$env, config$url)
   old <- cfg_read(path)
   if (is.null(old) || !nzchar(old)) {
     backup <- cfg_write(path, paste0(paste(block, collapse = "\n"), "\n"), existed = !is.null(old))

@@ -6,10 +6,20 @@
 #' @useDynLib mcpserver, .registration = TRUE
 NULL
 
+#' Bridges stdin and stdout to the server at `url`. Returns why it ended:
+#' `"input ended"`, `"unanswered"` (input ended and the grace period ran
+#' out), `"output closed"`, `"interrupted"`, or an error to raise.
+#' @noRd
+bridge_run_ <- function(url, token, header_names, header_values, max_message_size, grace) .Call(wrap__bridge_run_, url, token, header_names, header_values, max_message_size, grace)
+
 #' Starts `command args...` with piped stdin and stdout. `env` is a named
 #' character vector added to the current environment.
 #' @noRd
 client_start_ <- function(command, args, env_names, env_values) .Call(wrap__client_start_, command, args, env_names, env_values)
+
+#' A client for the server at `url`; nothing is sent yet.
+#' @noRd
+client_connect_ <- function(url, token, header_names, header_values, max_message_size) .Call(wrap__client_connect_, url, token, header_names, header_values, max_message_size)
 
 #' Checks a block's fields; `NULL` or the error (R raises it).
 #' @noRd
@@ -160,6 +170,82 @@ McpClientProcess$alive <- function() .Call(wrap__McpClientProcess__alive, self)
 
 #' @export
 `[[.McpClientProcess` <- `$.McpClientProcess`
+
+#' A server's Streamable HTTP endpoint, for `mcp_client(url)`.
+#' @noRd
+#'
+#' @section Methods:
+#'\subsection{Method `send`}{
+#'Sends one message. `NULL`, or an error to raise.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `receive`}{
+#'The next message from the server, as `McpClientProcess$receive()`.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `stderr`}{
+#'What went wrong lately without an answer to show it (the HTTP
+#'side's counterpart of a process's stderr).
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `close`}{
+#'Ends the session (`DELETE`) and closes every connection.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `alive`}{
+#'Whether the client is still open.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `session_id`}{
+#'The session the server assigned, or `NULL`.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `url`}{
+#'The URL, as the client will reach it.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+McpClientHttp <- new.env(parent = emptyenv())
+
+McpClientHttp$send <- function(line) .Call(wrap__McpClientHttp__send, self, line)
+
+McpClientHttp$receive <- function(timeout_ms) .Call(wrap__McpClientHttp__receive, self, timeout_ms)
+
+McpClientHttp$stderr <- function() .Call(wrap__McpClientHttp__stderr, self)
+
+McpClientHttp$close <- function(timeout_ms) .Call(wrap__McpClientHttp__close, self, timeout_ms)
+
+McpClientHttp$alive <- function() .Call(wrap__McpClientHttp__alive, self)
+
+McpClientHttp$session_id <- function() .Call(wrap__McpClientHttp__session_id, self)
+
+McpClientHttp$url <- function() .Call(wrap__McpClientHttp__url, self)
+
+#' @export
+`$.McpClientHttp` <- function (self, name) { func <- McpClientHttp[[name]]; environment(func) <- environment(); func }
+
+#' @export
+`[[.McpClientHttp` <- `$.McpClientHttp`
 
 #' A running server, owned by the R session that started it.
 #' @noRd

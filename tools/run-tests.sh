@@ -60,7 +60,9 @@ report rust-test "$rust_passed" "$rust_failed"
 if R CMD INSTALL --no-test-load -l "$R_LIB" . >"$LOG_DIR/install.log" 2>&1; then
   report r-install 1 0
   check generated-files tools/check-generated.sh "$R_LIB"
-  Rscript tools/testthat.R "$R_LIB" 2>&1 | tee "$LOG_DIR/testthat.log" | grep -v '^COUNTS'
+  # The HTTP client tests talk to the official Python SDK's HTTP server.
+  MCPSERVER_TEST_PYTHON=$(tools/python-clients.sh mcp2 2>/dev/null) \
+    Rscript tools/testthat.R "$R_LIB" 2>&1 | tee "$LOG_DIR/testthat.log" | grep -v '^COUNTS'
   counts=$(grep '^COUNTS' "$LOG_DIR/testthat.log" | tail -n 1)
   if [ -n "$counts" ]; then
     read -r _ t_passed t_failed t_skipped <<<"$counts"

@@ -76,3 +76,39 @@ test_that("mcp_client() checks its arguments and reports dead servers", {
   expect_error(mcp_client(script), "broken at start-up")
   expect_error(mcp_tools(list()), "`client` must be made by `mcp_client()`", fixed = TRUE)
 })
+
+test_that("mcp_client() talks to an HTTP server by its URL, in both eras", {
+  url <- start_python_http_server()
+  answers <- function(message, schema) list(action = "accept", content = list(name = "Ada"))
+  for (version in c("2025-06-18", "2025-11-25", "2026-07-28")) {
+    client <- mcp_client(url, protocol_version = version, elicit = answers)
+    expect_output(print(client), sprintf("at %s, protocol %s (running)", url, version), fixed = TRUE)
+    expect_setequal(names(mcp_tools(client)), c("add", "chatty", "greet", "slow"))
+    expect_equal(mcp_call(client, "add", x = 1, y = 2)$text, "3.0")
+    expect_equal(mcp_call(client, "chatty")$text, "chatted")
+    # The Python SDK's ctx.elicit() has no 2026-07-28 (input_required) form.
+    if (version != "2026-07-28") expect_equal(mcp_call(client, "greet")$text, "Hello, Ada!", info = version)
+    expect_null(mcp_close(client))
+    expect_output(print(client), "(stopped)", fixed = TRUE)
+    expect_error(mcp_tools(client), "closed")
+  }
+})
+
+test_that("mcp_client() reads JSON answers as well as event streams", {
+  client <- mcp_client(start_python_http_server(json = TRUE))
+  withr::defer(mcp_close(client))
+  expect_equal(mcp_call(client, "add", x = 2, y = 2)$text, "4.0")
+})
+
+test_that("HTTP failures are protocol errors with the HTTP status", {
+  err <- tryCatch(mcp_client("http://127.0.0.1:9/mcp"), error = identity)
+  expect_s3_class(err, "mcpserver_protocol_error")
+  expect_equal(err$code, -32000L)
+  expect_match(conditionMessage(err), "could not reach the server at http://127.0.0.1:9/mcp")
+  url <- start_python_http_server()
+  err <- tryCatch(mcp_client(sub("/mcp$", "/nothing-here", url)), error = identity)
+  expect_s3_class(err, "mcpserver_protocol_error")
+  expect_equal(err$data$httpStatus, 404L)
+  expect_error(mcp_client(fixture("everything.R"), token = "x"), "`token` and `headers` are for a server given by its URL")
+  expect_error(mcp_client("https://example.com/mcp"), "Only plain http:// URLs")
+})

@@ -597,3 +597,58 @@ test_that("TOML strings and keys are quoted as TOML requires", {
   expect_equal(vapply(statements, `[[`, "", "kind"), c("table", "keyval", "array", "keyval"))
   expect_equal(statements[[1]]$end, 2L)
 })
+
+# ---- Servers over HTTP -----------------------------------------------------
+
+test_that("a URL gives clients that speak HTTP an entry with the URL", {
+  url <- "http://127.0.0.1:8000/mcp"
+  expect_equal(mcp_client_config(url, "vscode")$entry, list(type = "http", url = url))
+  expect_equal(clients_json(mcp_client_config(url, "positron")$text), list(servers = list(`r-127-0-0-1-8000` = list(type = "http", url = url))))
+  expect_equal(mcp_client_config(url, "cursor")$entry, list(url = url))
+  expect_equal(mcp_client_config(url, "gemini")$entry, list(httpUrl = url))
+  config <- mcp_client_config(url, "claude-code", name = "live")
+  expect_equal(config$text, "claude mcp add --transport http live http://127.0.0.1:8000/mcp")
+  expect_equal(config$entry, list(type = "http", url = url))
+  expect_equal(config$url, url)
+  expect_null(config$command)
+  config <- mcp_client_config(url, "codex", name = "live")
+  expect_equal(clients_toml(config$text), list(mcp_servers = list(live = list(url = url))))
+})
+
+test_that("a URL gives clients that only start commands the bridge", {
+  url <- "http://localhost:8000/mcp"
+  for (client in c("claude-desktop", "generic")) {
+    config <- mcp_client_config(url, client)
+    expect_equal(config$name, "r-localhost-8000")
+    expect_equal(config$command, clients_rscript())
+    expect_equal(config$args, c("-e", 'mcpserver::mcp_bridge("http://localhost:8000/mcp")'))
+    expect_equal(config$entry, list(command = clients_rscript(), args = list("-e", 'mcpserver::mcp_bridge("http://localhost:8000/mcp")')))
+  }
+  # Any client can have the bridge; the bridge's process gets `env`.
+  config <- mcp_client_config(url, "vscode", bridge = TRUE, env = c(MCP_BEARER_TOKEN = "t"))
+  expect_equal(config$entry$type, "stdio")
+  expect_equal(config$entry$env, list(MCP_BEARER_TOKEN = "t"))
+  # The bridge's command parses back to the call it names.
+  expect_equal(
+    parse(text = config$args[[2]])[[1]],
+    quote(mcpserver::mcp_bridge("http://localhost:8000/mcp"))
+  )
+})
+
+test_that("URL entries are checked and installed like any other", {
+  url <- "http://127.0.0.1:8000/mcp"
+  expect_error(mcp_client_config(url, "claude-desktop", bridge = FALSE), "starts servers as commands only")
+  expect_error(mcp_client_config(url, "cursor", env = c(A = "1")), "`env` and `rscript` are for commands")
+  expect_error(mcp_client_config(url, bridge = NA), "`bridge` must be NULL, TRUE or FALSE")
+  expect_error(mcp_client_config("https://example.com/mcp"), "Only plain http:// URLs")
+  expect_error(mcp_client_config("http://h/a\"b"), "percent-encode")
+  expect_error(mcp_client_config(clients_script(), bridge = TRUE), "`bridge` is for a server given by its URL")
+  dir <- withr::local_tempdir()
+  path <- file.path(dir, ".vscode", "mcp.json")
+  clients_install(url, "vscode", path = path)
+  expect_equal(clients_read(path), list(servers = list(`r-127-0-0-1-8000` = list(type = "http", url = url))))
+  path <- file.path(dir, "config.toml")
+  clients_install(url, "codex", name = "live", path = path)
+  expect_equal(clients_toml(paste(readLines(path), collapse = "\n")), list(mcp_servers = list(live = list(url = url))))
+  expect_output(print(mcp_client_config(url, "cursor")), "\"url\": \"http://127.0.0.1:8000/mcp\"", fixed = TRUE)
+})

@@ -707,6 +707,13 @@ impl Failure {
 /// ever), a problem otherwise.
 async fn fail(shared: &Shared, out: &Outgoing, failure: Failure) {
     let Some(id) = out.id.as_deref().filter(|_| out.kind == Kind::Request) else {
+        if let (Kind::Other, Some(error)) = (out.kind, &failure.error) {
+            // Text that was no message (a parse error, say): the server's
+            // error goes back as it would over stdio, with a null id.
+            let line = format!(r#"{{"jsonrpc":"2.0","id":null,"error":{error}}}"#);
+            let _ = shared.out.send(line).await;
+            return;
+        }
         let what = out.method.as_deref().unwrap_or("a message");
         problem(shared, format!("sending {what}: {}", failure.message));
         return;

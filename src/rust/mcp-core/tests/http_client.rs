@@ -223,6 +223,15 @@ fn post(
     let id = body["id"].clone();
     let method = body["method"].as_str().unwrap_or("");
     let modern = headers.contains_key("mcp-method");
+    if body.is_null() {
+        let error =
+            json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}});
+        return respond(
+            400,
+            &[("content-type", "application/json")],
+            vec![error.to_string()],
+        );
+    }
     if body.get("method").is_none() || method.starts_with("notifications/") {
         return respond(202, &[], vec![]);
     }
@@ -441,6 +450,11 @@ fn http_failures_become_errors_of_the_request_that_met_them() {
         text.contains("wants a bearer token") && text.contains("resource_metadata"),
         "{text}"
     );
+    // Text that is no message: the server's parse error, with a null id.
+    client.send(b"{not json").unwrap();
+    let answer = next(&client);
+    assert_eq!(answer["id"], Value::Null);
+    assert_eq!(answer["error"]["code"], -32700);
     // A server that is not there.
     let gone = HttpClient::new("http://127.0.0.1:9/mcp", Options::default()).unwrap();
     send(&gone, json!({"jsonrpc":"2.0","id":"x","method":"ping"}));

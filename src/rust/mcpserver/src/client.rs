@@ -1,10 +1,14 @@
-//! The transport of `mcp_client()`: a server process with its stdin and
-//! stdout as pipes, exchanged line by line. The protocol itself is spoken
-//! in R (`R/client.R`); this side owns the process and the threads that
-//! read its output, so R never blocks on a pipe it cannot interrupt.
+//! The transports of `mcp_client()`: a server process with its stdin and
+//! stdout as pipes, exchanged line by line, or a server's Streamable HTTP
+//! endpoint (see `mcp_core::http_client`), exchanged message by message.
+//! Both offer R the same methods. The protocol itself is spoken in R
+//! (`R/client.R`); this side owns the process or the connections and the
+//! threads that read them, so R never blocks on anything it cannot
+//! interrupt.
 
 use crate::check;
 use extendr_api::prelude::*;
+use mcp_core::http_client::{self, HttpClient, Received};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -177,8 +181,114 @@ impl Drop for McpClientProcess {
     }
 }
 
+/// A server's Streamable HTTP endpoint, for `mcp_client(url)`.
+/// @noRd
+#[extendr]
+pub struct McpClientHttp {
+    client: HttpClient,
+}
+
+/// The options of the HTTP client, from R's checked values.
+pub fn http_options(
+    token: Nullable<String>,
+    header_names: Vec<String>,
+    header_values: Vec<String>,
+    max_message_size: f64,
+) -> http_client::Options {
+    http_client::Options {
+        bearer_token: token.into_option().filter(|t| !t.is_empty()),
+        headers: header_names.into_iter().zip(header_values).collect(),
+        max_message_size: max_message_size as usize,
+        ..http_client::Options::default()
+    }
+}
+
+/// A client for the server at `url`; nothing is sent yet.
+/// @noRd
+#[extendr]
+fn client_connect_(
+    url: &str,
+    token: Nullable<String>,
+    header_names: Vec<String>,
+    header_values: Vec<String>,
+    max_message_size: f64,
+) -> Robj {
+    let options = http_options(token, header_names, header_values, max_message_size);
+    match HttpClient::new(url, options) {
+        Ok(client) => McpClientHttp { client }.into(),
+        Err(e) => check::fail(e),
+    }
+}
+
+#[extendr]
+impl McpClientHttp {
+    /// Sends one message. `NULL`, or an error to raise.
+    /// @noRd
+    fn send(&self, line: &str) -> Robj {
+        check::outcome(self.client.send(line.as_bytes()))
+    }
+
+    /// The next message from the server, as `McpClientProcess$receive()`.
+    /// @noRd
+    fn receive(&self, timeout_ms: f64) -> Robj {
+        let deadline = Instant::now() + check::seconds(timeout_ms / 1000.0);
+        loop {
+            let wait =
+                Duration::from_millis(20).min(deadline.saturating_duration_since(Instant::now()));
+            match self.client.receive(wait) {
+                Received::Message(line) => return line.into(),
+                Received::Closed => {
+                    return List::from_pairs(vec![("closed", Robj::from(true))]).into()
+                }
+                Received::Timeout => {
+                    if crate::server::interrupt_pending() {
+                        return List::from_pairs(vec![("interrupted", Robj::from(true))]).into();
+                    }
+                    if Instant::now() >= deadline {
+                        return ().into();
+                    }
+                }
+            }
+        }
+    }
+
+    /// What went wrong lately without an answer to show it (the HTTP
+    /// side's counterpart of a process's stderr).
+    /// @noRd
+    fn stderr(&self) -> String {
+        self.client.take_problems().join("\n")
+    }
+
+    /// Ends the session (`DELETE`) and closes every connection.
+    /// @noRd
+    fn close(&self, timeout_ms: f64) -> Robj {
+        self.client.close(check::seconds(timeout_ms / 1000.0));
+        ().into()
+    }
+
+    /// Whether the client is still open.
+    /// @noRd
+    fn alive(&self) -> bool {
+        !self.client.is_closed()
+    }
+
+    /// The session the server assigned, or `NULL`.
+    /// @noRd
+    fn session_id(&self) -> Nullable<String> {
+        self.client.session_id().into()
+    }
+
+    /// The URL, as the client will reach it.
+    /// @noRd
+    fn url(&self) -> String {
+        self.client.endpoint().url()
+    }
+}
+
 extendr_module! {
     mod client;
     impl McpClientProcess;
+    impl McpClientHttp;
     fn client_start_;
+    fn client_connect_;
 }

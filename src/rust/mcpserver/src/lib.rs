@@ -4,6 +4,7 @@
 
 use extendr_api::prelude::*;
 
+mod bridge;
 mod check;
 mod client;
 mod content;
@@ -18,6 +19,7 @@ mod types;
 
 extendr_module! {
     mod mcpserver;
+    use bridge;
     use client;
     use content;
     use json;
