@@ -99,6 +99,10 @@
 #' @param path For HTTP, the endpoint's path.
 #' @param http For HTTP, security settings and limits made with
 #'   [http_options()].
+#' @param background For HTTP in an interactive session: `TRUE` to return at
+#'   once with a handle and serve while the console waits for your input,
+#'   running tools in this session (they see your global environment and
+#'   loaded data). See [mcp_background()].
 #' @return `NULL`, invisibly, once the client disconnects (or Ctrl-C). An
 #'   internal error in the server (a bug, reported on stderr) stops it with
 #'   an R error instead.
@@ -117,10 +121,10 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
                        max_message_size = 32 * 1024^2, request_state_key = NULL,
                        request_state_store = NULL, workers = NULL, worker_queue = 100,
                        worker_grace = 1, transport = c("stdio", "http"), host = "127.0.0.1",
-                       port = 8000L, path = "/mcp", http = http_options()) {
+                       port = 8000L, path = "/mcp", http = http_options(), background = FALSE) {
   if (missing(tools)) abort("`tools` is required.")
   if (...length() > 0) {
-    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout`, `max_message_size`, `request_state_key`, `request_state_store`, `workers`, `worker_queue`, `worker_grace`, `transport`, `host`, `port`, `path` or `http`.")
+    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout`, `max_message_size`, `request_state_key`, `request_state_store`, `workers`, `worker_queue`, `worker_grace`, `transport`, `host`, `port`, `path`, `http` or `background`.")
   }
   transport <- match.arg(transport)
   if (!is.null(instructions) && !is_string(instructions)) {
@@ -141,11 +145,15 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
     max_message_size = max_message_size, timeout = timeout,
     request_state_key = request_state_key, request_state_store = request_state_store
   )
-  server <- if (transport == "http") {
-    bind_methods(rust(server_start_http_(specs, options, settings)))
+  if (!is_flag(background)) abort("`background` must be TRUE or FALSE.")
+  if (background) background_check(transport, tools)
+  raw <- if (transport == "http") {
+    rust(server_start_http_(specs, options, settings))
   } else {
-    bind_methods(rust(server_start_(specs, options)))
+    rust(server_start_(specs, options))
   }
+  server <- bind_methods(raw)
+  if (background) return(background_start(raw, server, tools, http_url(server$http_address(), path)))
   on.exit(server$stop(), add = TRUE)
   pool <- workers_start(tools, workers, worker_queue, timeout, worker_grace)
   on.exit(workers_stop(pool), add = TRUE)

@@ -145,7 +145,13 @@ struct Shared {
     pressure: Arc<Backpressure>,
     timers: tokio::runtime::Handle,
     trace: Arc<Trace>,
+    /// Called when R has something to do (a job queued, serving over), for
+    /// an R session that serves in the background and only looks when told.
+    waker: Mutex<Option<Waker>>,
 }
+
+/// See [`Server::set_waker`].
+pub type Waker = Arc<dyn Fn() + Send + Sync>;
 
 impl Shared {
     /// Runs one engine step and carries out what it asks, all under the
@@ -231,8 +237,18 @@ impl Shared {
     /// nobody waits for room any more, queued calls never run (see
     /// [`Server::poll`]), a tool waiting for input learns the server
     /// stopped, and the running call is interrupted.
+    /// Tells a background R session to look (see [`Server::set_waker`]).
+    fn wake(&self) {
+        let waker = lock(&self.waker).clone();
+        if let Some(waker) = waker {
+            // The embedder's: should it panic, serving goes on.
+            let _ = threads::catch(|| waker());
+        }
+    }
+
     fn end_early(&self) {
         self.closing.store(true, Ordering::SeqCst);
+        self.wake();
         self.stop_reader.store(true, Ordering::Relaxed);
         self.pressure.close();
         lock(&self.jobs).take();
@@ -272,6 +288,7 @@ impl Shared {
                 if let Some(jobs) = lock(&self.jobs).as_ref() {
                     let _ = jobs.send(job);
                 }
+                self.wake();
             }
             Output::Cancel(job) => self.board.cancel(job),
             Output::ProgressDue(job, delay) => {
@@ -540,6 +557,7 @@ impl Server {
             pressure: Arc::new(Backpressure::new(config.limits.clone())),
             timers: runtime.handle().clone(),
             trace: trace.clone(),
+            waker: Mutex::new(None),
         });
         let timers = run_timers(runtime, &shared)?;
 
@@ -617,6 +635,7 @@ impl Server {
             pressure: Arc::new(Backpressure::new(config.limits.clone())),
             timers: runtime.handle().clone(),
             trace,
+            waker: Mutex::new(None),
         });
         let timers = run_timers(runtime, &shared)?;
         let front = Front {
@@ -646,6 +665,15 @@ impl Server {
     }
 
     /// The address an HTTP server listens on.
+    /// Has `waker` called whenever there is something for [`Server::poll`]
+    /// (a job queued, serving ended), for an R session that serves between
+    /// the user's commands and polls only when woken.
+    pub fn set_waker(&self, waker: Option<Waker>) {
+        *lock(&self.shared.waker) = waker;
+        // A job may have been queued before the waker was set.
+        self.shared.wake();
+    }
+
     pub fn http_address(&self) -> Option<std::net::SocketAddr> {
         self.http.as_ref().map(|h| h.address())
     }

@@ -4,6 +4,7 @@
 
 use extendr_api::prelude::*;
 
+mod background;
 mod bridge;
 mod check;
 mod client;
@@ -19,6 +20,7 @@ mod types;
 
 extendr_module! {
     mod mcpserver;
+    use background;
     use bridge;
     use client;
     use content;

@@ -320,6 +320,13 @@ fn server_start_http_(specs: List, options: Robj, http: Robj) -> Robj {
     }
 }
 
+impl McpServer {
+    /// The running server, for serving in the background (`background.rs`).
+    pub(crate) fn engine(&self) -> Option<&Server> {
+        self.server.as_ref()
+    }
+}
+
 /// @noRd
 #[extendr]
 impl McpServer {

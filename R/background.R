@@ -1,0 +1,121 @@
+#' Serve tools from your R session while you keep working
+#'
+#' `mcp_server(tools, transport = "http", background = TRUE)` starts an HTTP
+#' server and returns at once with a handle, of class `mcp_background`. The
+#' tools run in your session, on R's main thread, between your commands:
+#' whenever the console waits for input, queued tool calls run, so the tools
+#' see your global environment, your loaded packages and data, and what you
+#' change in them. An assistant can then work with the data you are working
+#' on (point it at the URL, or, for clients that only start commands, at
+#' [mcp_bridge()]; [mcp_client_config()] writes either).
+#'
+#' While R is busy with a command of yours, calls wait (the server keeps
+#' answering `ping`, `tools/list` and the like, and takes new calls); they
+#' run once the console is idle again. A running call is cancelled or timed
+#' out as in the foreground server (R's interrupt); Ctrl-C while a tool runs
+#' ends that call with an error and serving goes on. Progress, logs,
+#' [mcp_elicit()] and the other helpers work as usual.
+#'
+#' Background serving relies on R's event loop, which runs when an
+#' interactive session waits for input (the R console, RStudio, Positron, a
+#' terminal), and on Unix-like systems only. A script run with `Rscript`
+#' never waits at a console: serve it in the foreground instead. Only one
+#' server serves in the background per session; tools marked
+#' `concurrent = TRUE` are not supported there yet.
+#'
+#' @param x A handle returned by `mcp_server(background = TRUE)`.
+#' @param ... Not used.
+#' @return `mcp_server(background = TRUE)` returns the handle, an
+#'   environment with `url` (the endpoint), `stop()` (stops serving and
+#'   frees the port; safe to call twice) and `running()` (whether it still
+#'   serves). `print()` shows where it serves.
+#' @examples
+#' if (FALSE) {
+#'   # In an interactive session:
+#'   cars <- mtcars
+#'   describe <- tool(
+#'     function(column) summary(cars[[column]]),
+#'     "Summarise a column of the cars data I am working on",
+#'     arguments = list(column = type_string())
+#'   )
+#'   srv <- mcp_server(describe, transport = "http", port = 8000, background = TRUE)
+#'   srv
+#'   mcp_client_config(srv$url, "claude-code")
+#'   # ... work on; the assistant's calls run between your commands ...
+#'   srv$stop()
+#' }
+#' @name mcp_background
+NULL
+
+background_check <- function(transport, tools) {
+  if (transport != "http") abort("`background = TRUE` needs `transport = \"http\"`: a stdio server belongs to the client that started it.")
+  if (.Platform$OS.type != "unix") abort("`background = TRUE` needs R's event loop of Unix-like systems (macOS, Linux).")
+  if (any(vapply(tools, function(t) isTRUE(tool_spec(t)$concurrent), logical(1)))) {
+    abort("Tools with `concurrent = TRUE` cannot be served in the background yet; serve them in the foreground.")
+  }
+  if (background_active_()) abort("A server already serves in the background in this session: stop it first with its `stop()`.")
+}
+
+background_start <- function(raw, server, tools, url) {
+  handle <- new.env(parent = emptyenv())
+  handle$url <- url
+  handle$tools <- length(tools)
+  state <- list(raw = raw, server = server, tools = tools, handle = handle)
+  handle$stop <- function() background_stop(state)
+  handle$running <- function() identical(the$background$handle, handle)
+  class(handle) <- "mcp_background"
+  the$background <- state
+  attached <- background_attach_(raw, quote(mcpserver:::background_service()))
+  if (inherits(attached, "mcpserver_rust_error")) {
+    the$background <- NULL
+    server$stop()
+    abort(attached$message)
+  }
+  message(sprintf("mcpserver: serving %d tool(s) on %s in the background; stop with `$stop()`.", length(tools), url))
+  invisible(handle)
+}
+
+background_stop <- function(state) {
+  if (identical(the$background$handle, state$handle)) {
+    background_detach_(state$raw)
+    the$background <- NULL
+  }
+  state$server$stop()
+  invisible(NULL)
+}
+
+# Runs the calls queued for the background server, from R's event loop
+# (src/rust/mcpserver/src/background.rs calls it when woken). It never lets
+# an interrupt or error escape into the user's session.
+background_service <- function() {
+  state <- the$background
+  if (is.null(state)) return(invisible())
+  server <- state$server
+  previous <- the$server
+  the$server <- server
+  on.exit(the$server <- previous)
+  repeat {
+    job <- tryCatch(server$poll(0L), interrupt = function(e) NULL)
+    if (is.null(job) || identical(job, "interrupted")) break
+    if (is.character(job)) {
+      # Serving ended (a failure inside the server): say so, and let go.
+      if (identical(job[1], "failed")) message("mcpserver: the background server stopped: ", job[2])
+      background_stop(state)
+      break
+    }
+    tryCatch(
+      run_job(server, job, state$tools[[job$tool]]),
+      interrupt = function(e) server$interrupted()
+    )
+  }
+  invisible()
+}
+
+#' @rdname mcp_background
+#' @export
+print.mcp_background <- function(x, ...) {
+  state <- if (x$running()) "running" else "stopped"
+  cat(sprintf("<mcp_background> %d tool(s) on %s (%s)\n", x$tools, x$url, state))
+  if (state == "running") cat("Stop with `$stop()`.\n")
+  invisible(x)
+}

@@ -1,0 +1,189 @@
+//! Serving from a live R session (`mcp_server(background = TRUE)`): tool
+//! calls run on R's main thread between the user's commands, when R waits
+//! for input at the console.
+//!
+//! R's event loop (on Unix) watches file descriptors registered with
+//! `addInputHandler()` while it waits, and runs their handlers. The server's
+//! threads write a byte to a socket whenever a call is queued (the engine's
+//! waker); R sees it at its next wait and runs `background_service()` (see
+//! `R/background.R`), which takes the queued calls and runs them as the
+//! foreground loop does. The handler evaluates that R function inside
+//! `R_ToplevelExec`, so an R error or a jump can never cross a Rust frame.
+//! One background server per session at a time.
+
+use crate::check;
+use crate::server::McpServer;
+use extendr_api::prelude::*;
+use extendr_ffi::{R_GlobalEnv, R_PreserveObject, R_ReleaseObject, SEXP};
+use std::cell::RefCell;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::raw::{c_int, c_void};
+use std::sync::Arc;
+
+/// R's `InputHandler` (R_ext/eventloop.h).
+#[repr(C)]
+struct InputHandler {
+    activity: c_int,
+    file_descriptor: c_int,
+    handler: Option<unsafe extern "C" fn(*mut c_void)>,
+    next: *mut InputHandler,
+    active: c_int,
+    user_data: *mut c_void,
+}
+
+extern "C" {
+    static mut R_InputHandlers: *mut InputHandler;
+    fn addInputHandler(
+        handlers: *mut InputHandler,
+        fd: c_int,
+        handler: Option<unsafe extern "C" fn(*mut c_void)>,
+        activity: c_int,
+    ) -> *mut InputHandler;
+    fn removeInputHandler(handlers: *mut *mut InputHandler, it: *mut InputHandler) -> c_int;
+    fn R_ToplevelExec(fun: Option<unsafe extern "C" fn(*mut c_void)>, data: *mut c_void) -> c_int;
+    fn Rf_eval(call: SEXP, env: SEXP) -> SEXP;
+}
+
+/// The activity number R's event loop reports for this handler (any number
+/// above R's own, which stop at 2, distinguishes it).
+const ACTIVITY: c_int = 77;
+
+/// The registered handler: the socket R watches, and the call it runs.
+struct Background {
+    watched: OwnedFd,
+    handler: *mut InputHandler,
+    service: SEXP,
+}
+
+thread_local! {
+    // R's main thread only: R runs input handlers there.
+    static ACTIVE: RefCell<Option<Background>> = const { RefCell::new(None) };
+}
+
+fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as c_int; 2];
+    let kind = libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
+    // SAFETY: two descriptors are written into `fds` on success.
+    if unsafe { libc::socketpair(libc::AF_UNIX, kind, 0, fds.as_mut_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fresh descriptors, each owned once.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Reads whatever wake-up bytes are waiting (the socket is non-blocking).
+fn drain(fd: RawFd) {
+    let mut buf = [0u8; 64];
+    // SAFETY: reading into a local buffer of the given length.
+    while unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
+}
+
+unsafe extern "C" fn run_service(_: *mut c_void) {
+    // The call is copied out first: no borrow is alive while R runs.
+    let service = ACTIVE.with(|a| a.borrow().as_ref().map(|b| b.service));
+    if let Some(service) = service {
+        Rf_eval(service, R_GlobalEnv);
+    }
+}
+
+unsafe extern "C" fn on_wake(_: *mut c_void) {
+    let fd = ACTIVE.with(|a| a.borrow().as_ref().map(|b| b.watched.as_raw_fd()));
+    let Some(fd) = fd else { return };
+    drain(fd);
+    // An R error ends here, at R's own boundary, with its message printed.
+    R_ToplevelExec(Some(run_service), std::ptr::null_mut());
+}
+
+/// Serves `server` from R's event loop: `service` (an R call) runs whenever
+/// calls are queued. `NULL`, or an error to raise.
+/// @noRd
+#[extendr]
+fn background_attach_(server: Robj, service: Robj) -> Robj {
+    let Ok(server) = <&McpServer>::try_from(&server) else {
+        return check::fail("not a server");
+    };
+    let Some(engine) = server.engine() else {
+        return check::fail("the server has stopped");
+    };
+    if ACTIVE.with(|a| a.borrow().is_some()) {
+        return check::fail(
+            "a server is already serving in the background in this session; stop it first",
+        );
+    }
+    let (watched, signal) = match socket_pair() {
+        Ok(pair) => pair,
+        Err(e) => return check::fail(format!("could not make the wake-up socket: {e}")),
+    };
+    // SAFETY: R's main thread (a .Call); the handler list is R's.
+    let handler = unsafe {
+        addInputHandler(
+            R_InputHandlers,
+            watched.as_raw_fd(),
+            Some(on_wake),
+            ACTIVITY,
+        )
+    };
+    // SAFETY: the call's SEXP, kept from R's garbage collector until
+    // detached.
+    let service = unsafe {
+        let service = service.get();
+        R_PreserveObject(service);
+        service
+    };
+    ACTIVE.with(|a| {
+        *a.borrow_mut() = Some(Background {
+            watched,
+            handler,
+            service,
+        })
+    });
+    let signal = Arc::new(signal);
+    engine.set_waker(Some(Arc::new(move || {
+        // One byte is enough: a full socket already means "look".
+        // SAFETY: a send on a socket we own; MSG_NOSIGNAL: no SIGPIPE.
+        unsafe {
+            libc::send(
+                signal.as_raw_fd(),
+                b"!".as_ptr().cast(),
+                1,
+                libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
+            );
+        }
+    })));
+    ().into()
+}
+
+/// Stops watching: removes the handler, forgets the waker. Safe to call
+/// when nothing is attached.
+/// @noRd
+#[extendr]
+fn background_detach_(server: Robj) {
+    if let Ok(server) = <&McpServer>::try_from(&server) {
+        if let Some(engine) = server.engine() {
+            engine.set_waker(None);
+        }
+    }
+    let Some(background) = ACTIVE.with(|a| a.borrow_mut().take()) else {
+        return;
+    };
+    // SAFETY: R's main thread; the handler was added by attach and is
+    // removed once; the call was preserved by attach.
+    unsafe {
+        removeInputHandler(std::ptr::addr_of_mut!(R_InputHandlers), background.handler);
+        R_ReleaseObject(background.service);
+    }
+}
+
+/// Whether a server is serving in the background in this session.
+/// @noRd
+#[extendr]
+fn background_active_() -> bool {
+    ACTIVE.with(|a| a.borrow().is_some())
+}
+
+extendr_module! {
+    mod background;
+    fn background_attach_;
+    fn background_detach_;
+    fn background_active_;
+}

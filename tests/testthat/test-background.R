@@ -1,0 +1,137 @@
+# mcp_server(background = TRUE): an interactive R session that serves tools
+# between its user's commands. The session here is a real interactive R
+# (`R --interactive`) reading its commands from a pipe, as a console would.
+skip_on_cran()
+skip_on_os("windows")
+
+start_interactive_r <- function(env = parent.frame()) {
+  lib <- paste(.libPaths(), collapse = .Platform$path.sep)
+  proc <- processx::process$new(
+    file.path(R.home("bin"), "R"),
+    c("--interactive", "--no-save", "--no-restore", "--quiet", "--no-readline"),
+    stdin = "|", stdout = "|", stderr = "|",
+    env = c("current", R_LIBS = lib, R_PROFILE_USER = "", R_ENVIRON_USER = "")
+  )
+  withr::defer(if (proc$is_alive()) proc$kill(), envir = env)
+  session <- new.env()
+  session$proc <- proc
+  session$out <- ""
+  session$err <- ""
+  session
+}
+
+r_command <- function(session, code) session$proc$write_input(paste0(code, "\n"))
+
+# Waits (generously) until the session's stdout or stderr matches `pattern`;
+# returns the match's first group, or the match.
+r_wait <- function(session, pattern, stream = c("out", "err"), timeout = 60) {
+  stream <- match.arg(stream)
+  deadline <- Sys.time() + timeout
+  repeat {
+    session$out <- paste0(session$out, session$proc$read_output())
+    session$err <- paste0(session$err, session$proc$read_error())
+    text <- session[[stream]]
+    found <- regmatches(text, regexec(pattern, text))[[1]]
+    if (length(found) > 0) {
+      # Consumed: later waits look at what follows.
+      session[[stream]] <- substring(text, regexpr(pattern, text) + nchar(found[[1]]))
+      return(found[[length(found)]])
+    }
+    if (!session$proc$is_alive()) stop("R exited: ", session$err)
+    if (Sys.time() > deadline) stop("timed out waiting for ", pattern, "\nstdout: ", session$out, "\nstderr: ", session$err)
+    session$proc$poll_io(200)
+  }
+}
+
+start_background_server <- function(session, tools_code) {
+  r_command(session, "library(mcpserver)")
+  r_command(session, tools_code)
+  r_command(session, "srv <- mcp_server(tools, transport = 'http', port = 0L, background = TRUE)")
+  r_wait(session, "on (http://[^ ]+) in the background", "err")
+}
+
+test_that("tools run in the live session and see its global environment", {
+  session <- start_interactive_r()
+  url <- start_background_server(session, paste(
+    "x <- 41;",
+    "plus_one <- function() x + 1;",
+    "tools <- list(tool(plus_one, 'x plus one'))"
+  ))
+  client <- mcp_client(url)
+  withr::defer(mcp_close(client))
+  expect_equal(mcp_call(client, "plus_one")$text, "42")
+  # The session goes on taking commands, and the tool sees what they do.
+  r_command(session, "x <- 99; cat('x is', x, '\\n')")
+  r_wait(session, "x is 99")
+  expect_equal(mcp_call(client, "plus_one")$text, "100")
+  r_command(session, "print(srv)")
+  expect_match(r_wait(session, "<mcp_background> 1 tool\\(s\\) on [^ ]+ \\(running\\)"), "running")
+  r_command(session, "srv$stop(); print(srv)")
+  r_wait(session, "\\(stopped\\)")
+  err <- tryCatch(mcp_call(client, "plus_one"), error = identity)
+  expect_s3_class(err, "mcpserver_protocol_error")
+  # Stopped, the port is free and another server may serve in the background.
+  r_command(session, "srv2 <- mcp_server(tools, transport = 'http', port = 0L, background = TRUE)")
+  url2 <- r_wait(session, "on (http://[^ ]+) in the background", "err")
+  client2 <- mcp_client(url2)
+  withr::defer(mcp_close(client2))
+  expect_equal(mcp_call(client2, "plus_one")$text, "100")
+})
+
+test_that("calls wait while the session is busy, and run once it is idle", {
+  session <- start_interactive_r()
+  go <- tempfile()
+  url <- start_background_server(session, paste(
+    "calls <- 0;",
+    "count <- function() { calls <<- calls + 1; calls };",
+    "tools <- list(tool(count, 'Count calls'))"
+  ))
+  client <- mcp_client(url)
+  withr::defer(mcp_close(client))
+  # A command that keeps R busy (no event loop) until the test says go.
+  r_command(session, sprintf(
+    "cat('busy\\n'); while (!file.exists('%s')) NULL; cat('calls during the command:', calls, '\\n')", go
+  ))
+  r_wait(session, "busy")
+  mcpserver:::client_send(client, list(
+    jsonrpc = "2.0", id = 99L, method = "tools/call",
+    params = list(name = "count", arguments = setNames(list(), character()))
+  ))
+  # The server has the call (it answers ping meanwhile) but R is busy.
+  expect_equal(mcpserver:::client_request(client, "ping"), setNames(list(), character()))
+  file.create(go)
+  expect_equal(r_wait(session, "calls during the command: ([0-9]+)"), "0")
+  answer <- mcpserver:::client_receive(client, "tools/call")
+  expect_equal(answer$id, 99L)
+  expect_equal(answer$result$content[[1]]$text, "1")
+})
+
+test_that("errors, time limits and input stay inside the call; the session goes on", {
+  session <- start_interactive_r()
+  url <- start_background_server(session, paste(
+    "fail <- function() stop('boom');",
+    "spin <- function() repeat NULL;",
+    "ask <- function() paste('Hello,', mcp_elicit('Name?', list(name = type_string()))$content$name);",
+    "tools <- list(tool(fail, 'Fails'), tool(spin, 'Spins', timeout = 0.5), tool(ask, 'Asks'))"
+  ))
+  answers <- function(message, schema) list(action = "accept", content = list(name = "Ada"))
+  client <- mcp_client(url, elicit = answers)
+  withr::defer(mcp_close(client))
+  r <- mcp_call(client, "fail")
+  expect_true(r$is_error)
+  expect_equal(r$text, "boom")
+  r <- mcp_call(client, "spin")
+  expect_true(r$is_error)
+  expect_match(r$text, "time limit|timed out")
+  expect_equal(mcp_call(client, "ask")$text, "Hello, Ada")
+  r_command(session, "cat('still here', 1 + 1, '\\n')")
+  r_wait(session, "still here 2")
+  r_command(session, "srv$stop()")
+})
+
+test_that("background = TRUE is checked", {
+  add <- function(x, y) x + y
+  tools <- list(tool(add, "Add", arguments = list(x = type_number(), y = type_number())))
+  expect_error(mcp_server(tools, background = TRUE), "needs `transport = \"http\"`", fixed = TRUE)
+  expect_error(mcp_server(tools, transport = "http", background = NA), "`background` must be TRUE or FALSE")
+})
