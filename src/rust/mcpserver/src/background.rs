@@ -41,7 +41,8 @@ extern "C" {
     ) -> *mut InputHandler;
     fn removeInputHandler(handlers: *mut *mut InputHandler, it: *mut InputHandler) -> c_int;
     fn R_ToplevelExec(fun: Option<unsafe extern "C" fn(*mut c_void)>, data: *mut c_void) -> c_int;
-    fn Rf_eval(call: SEXP, env: SEXP) -> SEXP;
+    // SEXPs as plain pointers: extendr's SEXPREC is not FFI-safe to name.
+    fn Rf_eval(call: *mut c_void, env: *mut c_void) -> *mut c_void;
 }
 
 /// The activity number R's event loop reports for this handler (any number
@@ -82,7 +83,7 @@ unsafe extern "C" fn run_service(_: *mut c_void) {
     // The call is copied out first: no borrow is alive while R runs.
     let service = ACTIVE.with(|a| a.borrow().as_ref().map(|b| b.service));
     if let Some(service) = service {
-        Rf_eval(service, R_GlobalEnv);
+        Rf_eval(service.cast(), R_GlobalEnv.cast());
     }
 }
 
