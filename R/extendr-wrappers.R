@@ -6,6 +6,20 @@
 #' @useDynLib mcpserver, .registration = TRUE
 NULL
 
+#' Serves `server` from R's event loop: `service` (an R call) runs whenever
+#' calls are queued. `NULL`, or an error to raise.
+#' @noRd
+background_attach_ <- function(server, service) .Call(wrap__background_attach_, server, service)
+
+#' Stops watching: removes the handler, forgets the waker. Safe to call
+#' when nothing is attached.
+#' @noRd
+background_detach_ <- function(server) .Call(wrap__background_detach_, server)
+
+#' Whether a server is serving in the background in this session.
+#' @noRd
+background_active_ <- function() .Call(wrap__background_active_)
+
 #' Bridges stdin and stdout to the server at `url`. Returns why it ended:
 #' `"input ended"`, `"unanswered"` (input ended and the grace period ran
 #' out), `"output closed"`, `"interrupted"`, or an error to raise.
