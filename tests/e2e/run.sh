@@ -145,6 +145,29 @@ for client in "v1 legacy" "v2 legacy" "v2 auto" "v2 2026-07-28"; do
   drive "http-ts-$1-$2" "$node_dir" node tests/e2e/node/ts_http_client.mjs "$1" "$2"
 done
 
+# The stdio suite again, through the stdio-to-HTTP bridge: the client starts
+# `Rscript -e 'mcpserver::mcp_bridge(url)'`, which reaches the same fixture
+# served over HTTP; the wire the client sees is validated as above.
+start_http_fixture() { # log file: prints the URL, or nothing
+  E2E_TRANSPORT=http Rscript tests/e2e/server.R >/dev/null 2>"$1" &
+  http_fixture=$!
+  for _ in $(seq 150); do
+    grep -o 'http://[^ ]*' "$1" 2>/dev/null | head -n 1 | grep . && return
+    sleep 0.2
+  done
+}
+for mode in auto legacy 2026-07-28; do
+  mkdir -p "$OUT/bridge-python-mcp2-$mode"
+  url=$(start_http_fixture "$OUT/bridge-python-mcp2-$mode/http-server.txt")
+  if [ -n "$url" ]; then
+    E2E_BRIDGE_URL=$url drive "bridge-python-mcp2-$mode" "$py2" "$py2" tests/e2e/python/mcp2_client.py "$mode"
+  else
+    report "bridge-python-mcp2-$mode" 0 1 0 "the HTTP fixture did not start"
+  fi
+  kill "$http_fixture" 2>/dev/null
+  wait "$http_fixture" 2>/dev/null
+done
+
 # The example servers, each listed, called with its sample arguments
 # (examples.json) and its wire validated, by the mcp 2.x client.
 if [ -n "$py2" ]; then

@@ -32,6 +32,11 @@ def server_command():
     rscript = os.environ.get("E2E_RSCRIPT", "Rscript")
     server = os.environ.get("E2E_SERVER", str(E2E / "server.R"))
     args = [str(E2E / "capture.py"), str(LOG_DIR), "--", rscript, server]
+    bridge_url = os.environ.get("E2E_BRIDGE_URL")
+    if bridge_url:
+        # The same server over HTTP, reached through mcp_bridge() as a
+        # client that only starts commands would be configured.
+        args = args[:-1] + ["-e", f'mcpserver::mcp_bridge("{bridge_url}")']
     env = {k: os.environ[k] for k in ("R_LIBS", "MCPSERVER_TRACE") if k in os.environ}
     return sys.executable, args, env
 
