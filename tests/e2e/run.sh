@@ -148,19 +148,24 @@ done
 # The stdio suite again, through the stdio-to-HTTP bridge: the client starts
 # `Rscript -e 'mcpserver::mcp_bridge(url)'`, which reaches the same fixture
 # served over HTTP; the wire the client sees is validated as above.
-start_http_fixture() { # log file: prints the URL, or nothing
+# Starts the fixture serving HTTP (in this shell, so that it can be
+# stopped) and sets http_fixture (its pid) and http_url (empty if it did
+# not say where it listens).
+start_http_fixture() { # log file
   E2E_TRANSPORT=http Rscript tests/e2e/server.R >/dev/null 2>"$1" &
   http_fixture=$!
+  http_url=""
   for _ in $(seq 150); do
-    grep -o 'http://[^ ]*' "$1" 2>/dev/null | head -n 1 | grep . && return
+    http_url=$(grep -o 'http://[^ ]*' "$1" 2>/dev/null | head -n 1)
+    [ -n "$http_url" ] && return
     sleep 0.2
   done
 }
 for mode in auto legacy 2026-07-28; do
   mkdir -p "$OUT/bridge-python-mcp2-$mode"
-  url=$(start_http_fixture "$OUT/bridge-python-mcp2-$mode/http-server.txt")
-  if [ -n "$url" ]; then
-    E2E_BRIDGE_URL=$url drive "bridge-python-mcp2-$mode" "$py2" "$py2" tests/e2e/python/mcp2_client.py "$mode"
+  start_http_fixture "$OUT/bridge-python-mcp2-$mode/http-server.txt"
+  if [ -n "$http_url" ]; then
+    E2E_BRIDGE_URL=$http_url drive "bridge-python-mcp2-$mode" "$py2" "$py2" tests/e2e/python/mcp2_client.py "$mode"
   else
     report "bridge-python-mcp2-$mode" 0 1 0 "the HTTP fixture did not start"
   fi

@@ -58,6 +58,10 @@ const ERROR_BODY_KEPT: usize = 64 * 1024;
 /// receiving anything.
 const RECONNECTS: u32 = 5;
 
+/// How long the messages after `initialize` wait for its response to
+/// begin (it carries the session id they need).
+const INITIALIZE_WAIT: Duration = Duration::from_secs(30);
+
 /// The reconnection delay when the server gave none.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 
@@ -319,9 +323,19 @@ impl HttpClient {
         if self.cancel_modern(&out) {
             return Ok(());
         }
-        if out.kind == Kind::Request && out.method.as_deref() == Some("initialize") {
+        let initialize = out.kind == Kind::Request && out.method.as_deref() == Some("initialize");
+        if initialize {
             lock(&self.shared.session).initialize_id = out.id.clone();
         }
+        // Until `initialize` is answered there is no session id for the
+        // messages that follow it: they wait for its response's headers.
+        let (gate, gate_passed) = match initialize {
+            true => {
+                let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+                (Some(tx), Some(rx))
+            }
+            false => (None, None),
+        };
         let pool = if out.kind == Kind::Request {
             &self.shared.requests
         } else {
@@ -338,9 +352,17 @@ impl HttpClient {
         let mut cancellable = lock(&self.shared.cancellable);
         let task = self
             .handle
-            .spawn(exchange(self.shared.clone(), out, running));
+            .spawn(exchange(self.shared.clone(), out, running, gate));
         if let Some(id) = id {
             cancellable.insert(id, task.abort_handle());
+        }
+        drop(cancellable);
+        if let Some(passed) = gate_passed {
+            // Dropped (not sent) once the headers are in or the exchange
+            // failed; a server that never answers is not waited for ever.
+            let _ = self
+                .handle
+                .block_on(async { tokio::time::timeout(INITIALIZE_WAIT, passed).await });
         }
         Ok(())
     }
@@ -668,10 +690,21 @@ impl Drop for AbortOnDrop {
     }
 }
 
-async fn exchange(shared: Arc<Shared>, out: Outgoing, running: Running) {
+async fn exchange(
+    shared: Arc<Shared>,
+    out: Outgoing,
+    running: Running,
+    gate: Option<tokio::sync::oneshot::Sender<()>>,
+) {
     let _running = running;
     let outcome = match post(&shared, &out).await {
-        Ok(exchange) => answer(&shared, &out, exchange).await,
+        Ok(exchange) => {
+            if gate.is_some() && exchange.response.status().is_success() {
+                adopt_session(&shared, &out, &exchange.response);
+            }
+            drop(gate); // the messages after `initialize` may go now
+            answer(&shared, &out, exchange).await
+        }
         Err(e) => Err(Failure::new(format!(
             "could not reach the server at {}: {e}",
             shared.endpoint.url()
@@ -838,9 +871,6 @@ async fn answer(shared: &Arc<Shared>, out: &Outgoing, exchange: Exchange) -> Res
     let status = exchange.response.status();
     if !status.is_success() {
         return Err(refused(shared, out, exchange).await);
-    }
-    if out.kind == Kind::Request && out.method.as_deref() == Some("initialize") {
-        adopt_session(shared, out, &exchange.response);
     }
     if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
         return match out.kind {

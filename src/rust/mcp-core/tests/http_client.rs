@@ -210,7 +210,14 @@ async fn handle(
             )],
             "GET closed".into(),
         ),
-        _ => post(&body, &headers, session_ok, log),
+        _ => {
+            if body["method"] == "initialize" {
+                // A slow handshake: messages sent after `initialize` must
+                // still wait for its session id, not overtake it.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            post(&body, &headers, session_ok, log)
+        }
     })
 }
 
