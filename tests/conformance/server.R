@@ -202,12 +202,21 @@ input_required_tampered_state <- tool(
   name = "test_input_required_result_tampered_state"
 )
 
+# An argument the 2026-07-28 client also sends as the header Mcp-Param-Region
+# (x-mcp-header), which the server checks against the body.
+custom_header <- tool(
+  function(region) paste0("Region: ", region),
+  "Echoes an argument that also travels in an Mcp-Param header (http-custom-header-server-validation).",
+  arguments = list(region = type_from_schema('{"type": "string", "x-mcp-header": "Region"}')),
+  name = "test_custom_header"
+)
+
 conformance_tools <- list(
   simple_text, image_content, audio_content, embedded_resource,
   multiple_content_types, tool_with_logging, error_handling, tool_with_progress,
   elicitation, missing_capability, streaming_elicitation, logging_tool,
   input_required_elicitation, input_required_request_state,
-  input_required_multi_round, input_required_tampered_state
+  input_required_multi_round, input_required_tampered_state, custom_header
 )
 
 serve_conformance <- function(transport = Sys.getenv("MCP_CONFORMANCE_TRANSPORT", "http"),

@@ -66,6 +66,22 @@ class ParseBaseline(unittest.TestCase):
             verdicts.parse_baseline("server:\n  - a  # r\n  - a:c  # r\n")
 
 
+    def test_check_mode_reports_malformed_files(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            good, bad = os.path.join(tmp, "good.yaml"), os.path.join(tmp, "bad.yaml")
+            with open(good, "w") as f:
+                f.write("server:\n  - ping  # why\n")
+            with open(bad, "w") as f:
+                f.write("server:\n  - ping\n")
+            with open(os.devnull, "w") as null:
+                saved, sys.stdout = sys.stdout, null
+                try:
+                    self.assertEqual(verdicts.main(["--check", good]), 0)
+                    self.assertEqual(verdicts.main(["--check", good, bad]), 1)
+                finally:
+                    sys.stdout = saved
+
+
 class Judge(unittest.TestCase):
     def run_quiet(self, run, baseline):
         with open(os.devnull, "w") as null:

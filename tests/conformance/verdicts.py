@@ -18,6 +18,7 @@ list of `<scenario>` or `<scenario>:<check-id>`), with one rule added:
 every entry ends with a `# reason` comment.
 
     verdicts.py --results DIR --baseline FILE --log SUITE_STDOUT
+    verdicts.py --check FILE...     # only check that baselines are well formed
 """
 
 import argparse
@@ -163,12 +164,30 @@ def evaluate(announced, results, entries):
     return lines, passed, failed
 
 
+def check_baselines(paths):
+    """0 if every baseline file is well formed; prints the problems otherwise."""
+    status = 0
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                parse_baseline(handle.read(), os.path.basename(path))
+        except (OSError, BaselineError) as error:
+            print(f"FAIL baseline: {error}")
+            status = 1
+    return status
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--results", required=True, help="the suite's -o directory")
-    parser.add_argument("--baseline", required=True, help="the run's expected-failures file")
-    parser.add_argument("--log", required=True, help="the suite's stdout")
+    parser.add_argument("--check", nargs="+", metavar="FILE", help="only check these baselines")
+    parser.add_argument("--results", help="the suite's -o directory")
+    parser.add_argument("--baseline", help="the run's expected-failures file")
+    parser.add_argument("--log", help="the suite's stdout")
     args = parser.parse_args(argv)
+    if args.check:
+        return check_baselines(args.check)
+    if not (args.results and args.baseline and args.log):
+        parser.error("--results, --baseline and --log are required")
     try:
         with open(args.baseline, encoding="utf-8") as handle:
             entries = parse_baseline(handle.read(), os.path.basename(args.baseline))
