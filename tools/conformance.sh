@@ -6,7 +6,8 @@
 #   0.2.0-alpha.12  --requirements 2025-11-25 (handshake wire)
 #   0.2.0-alpha.12  --requirements 2026-07-28 (stateless wire)
 # Every scenario a run executes is one verdict (tests/conformance/verdicts.py
-# against that run's baseline in tests/conformance/expected-failures/). Ends
+# against that run's baseline in tests/conformance/expected-failures/, which
+# the suite is given too: its own exit status must agree). Ends
 # with "conformance: N passed, N failed[, N skipped]" and exits non-zero on
 # any failure. Results stay in .cache/conformance-results/<run>/.
 #   tools/conformance.sh              # installs the suite if needed (tools/conformance-suite.sh)
@@ -90,6 +91,7 @@ trap stop_server EXIT
 # the URL the server reports on stderr. Returns non-zero if it never does.
 start_server() { # log file
   local log=$1 waited=0
+  : >"$log"
   R_LIBS="$R_LIB" MCP_CONFORMANCE_TRANSPORT=http MCP_CONFORMANCE_PORT=0 \
     Rscript tests/conformance/server.R </dev/null >"$log" 2>&1 &
   server_pid=$!
@@ -126,8 +128,17 @@ for spec in "${RUNS[@]}"; do
   fi
   # shellcheck disable=SC2086 # the arguments are words
   timeout 900 "$node" "$suite/node_modules/$package/dist/index.js" server \
-    --url "$run_url" $args -o "$dir/results" >"$dir/suite.log" 2>&1
-  echo "suite exit status $? (the verdicts below decide); log: $dir/suite.log"
+    --url "$run_url" $args -o "$dir/results" --expected-failures "$BASELINES/$name.yaml" >"$dir/suite.log" 2>&1
+  suite_status=$?
+  # A fixture that died during the run is a failure even if the scenarios
+  # it left unanswered happen to be baselined.
+  if [ -n "$server_pid" ] && ! kill -0 "$server_pid" 2>/dev/null; then
+    wait "$server_pid" 2>/dev/null
+    echo "FAIL the fixture server exited (status $?) during the run; its output ended with:"
+    tail -n 20 "$dir/server.log"
+    server_pid=""
+    failed=$((failed + 1))
+  fi
   stop_server
   python3 tests/conformance/verdicts.py --results "$dir/results" \
     --baseline "$BASELINES/$name.yaml" --log "$dir/suite.log" >"$dir/verdicts.txt"
@@ -140,6 +151,13 @@ for spec in "${RUNS[@]}"; do
     read -r p f <<<"$counts"
     passed=$((passed + p))
     failed=$((failed + f))
+    # The suite judged the same baseline itself: if it is stricter than the
+    # verdicts (or stopped early), that is a failure of its own.
+    if [ "$f" -eq 0 ] && [ "$suite_status" -ne 0 ]; then
+      echo "FAIL the suite exited with status $suite_status although every verdict passed; its report ends:"
+      tail -n 15 "$dir/suite.log"
+      failed=$((failed + 1))
+    fi
   fi
 done
 finish
