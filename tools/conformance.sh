@@ -114,7 +114,7 @@ for spec in "${RUNS[@]}"; do
   rm -rf "$dir"
   mkdir -p "$dir"
   version=$("$node" "$suite/node_modules/$package/dist/index.js" --version)
-  echo "== conformance $version, $args"
+  echo "-- conformance $version, $args"
   run_url=$url
   if [ -z "$run_url" ]; then
     if ! start_server "$dir/server.log"; then
