@@ -78,9 +78,17 @@ if [ -z "$url" ]; then
 fi
 
 server_pid=""
+# Asks the fixture to stop, and insists after ten seconds: a server that
+# ignores SIGTERM must not hang the run.
 stop_server() {
   if [ -n "$server_pid" ]; then
     kill "$server_pid" 2>/dev/null
+    local tries=0
+    while kill -0 "$server_pid" 2>/dev/null && [ "$tries" -lt 100 ]; do
+      sleep 0.1
+      tries=$((tries + 1))
+    done
+    kill -9 "$server_pid" 2>/dev/null
     wait "$server_pid" 2>/dev/null
     server_pid=""
   fi
