@@ -54,6 +54,11 @@ result_json_for_test_ <- function(value, revision, structured) .Call(wrap__resul
 #' @noRd
 server_start_ <- function(specs, options) .Call(wrap__server_start_, specs, options)
 
+#' Starts serving Streamable HTTP. Returns the server, or an error for R
+#' to raise (a port in use, a host that cannot be bound).
+#' @noRd
+server_start_http_ <- function(specs, options, http) .Call(wrap__server_start_http_, specs, options, http)
+
 #' The arguments of a job in R form, for tests of the mapping.
 #' @noRd
 arguments_for_test_ <- function(specs, tool, json) .Call(wrap__arguments_for_test_, specs, tool, json)
@@ -299,6 +304,13 @@ McpClientProcess$alive <- function() .Call(wrap__McpClientProcess__alive, self)
 #'}
 #'}
 #'
+#'\subsection{Method `http_address`}{
+#'The address an HTTP server listens on, as `c(host, port)`, or `NULL`.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
 #'\subsection{Method `stop`}{
 #'Stops serving and restores stdin and stdout. Safe to call twice.
 #' \subsection{noRd}{
@@ -339,6 +351,8 @@ McpServer$run_on_workers <- function(tools) .Call(wrap__McpServer__run_on_worker
 McpServer$complete_timed_out <- function(job, seconds) .Call(wrap__McpServer__complete_timed_out, self, job, seconds)
 
 McpServer$complete_cancelled <- function(job) .Call(wrap__McpServer__complete_cancelled, self, job)
+
+McpServer$http_address <- function() .Call(wrap__McpServer__http_address, self)
 
 McpServer$stop <- function() .Call(wrap__McpServer__stop, self)
 

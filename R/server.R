@@ -1,10 +1,17 @@
-#' Serve tools to an MCP client over stdin and stdout
+#' Serve tools to an MCP client over stdin and stdout, or over HTTP
 #'
 #' Runs a Model Context Protocol server for `tools` on the process's
 #' standard input and output until the client closes its end (stdin reaches
 #' its end), then returns. Clients start it as a command, typically
 #' `Rscript /absolute/path/to/server.R`; it also runs in an interactive
 #' session, where Ctrl-C stops it and returns to the prompt.
+#'
+#' With `transport = "http"` it serves Streamable HTTP on `host` and `port`
+#' at `path` instead, to any number of clients at once, until the process
+#' is stopped (or Ctrl-C). It says where on stderr, as
+#' `mcpserver: serving N tool(s) on http://127.0.0.1:8000/mcp`. By default
+#' only the machine itself can reach it; see [http_options()] for serving
+#' others, tokens and limits, and `vignette("http")`.
 #'
 #' The server speaks every protocol revision from 2024-11-05 to 2026-07-28
 #' on one process: clients that open with `initialize` and clients of the
@@ -83,6 +90,15 @@
 #'   of time gets to see it ([mcp_cancelled()] turns `TRUE` there) and
 #'   return, before the server kills its process. The client is answered at
 #'   once either way. `0` kills at once.
+#' @param transport `"stdio"` (the default) or `"http"`.
+#' @param host For HTTP, the address to listen on. The default, 127.0.0.1,
+#'   accepts connections from this machine only; `"0.0.0.0"` listens on
+#'   every interface (and then needs `http_options(allowed_hosts = )`).
+#' @param port For HTTP, the port to listen on; 0 picks a free one (the
+#'   line on stderr tells which).
+#' @param path For HTTP, the endpoint's path.
+#' @param http For HTTP, security settings and limits made with
+#'   [http_options()].
 #' @return `NULL`, invisibly, once the client disconnects (or Ctrl-C). An
 #'   internal error in the server (a bug, reported on stderr) stops it with
 #'   an R error instead.
@@ -100,11 +116,13 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
                        version = "1.0.0", title = NULL, timeout = NULL,
                        max_message_size = 32 * 1024^2, request_state_key = NULL,
                        request_state_store = NULL, workers = NULL, worker_queue = 100,
-                       worker_grace = 1) {
+                       worker_grace = 1, transport = c("stdio", "http"), host = "127.0.0.1",
+                       port = 8000L, path = "/mcp", http = http_options()) {
   if (missing(tools)) abort("`tools` is required.")
   if (...length() > 0) {
-    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout`, `max_message_size`, `request_state_key`, `request_state_store`, `workers`, `worker_queue` or `worker_grace`.")
+    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout`, `max_message_size`, `request_state_key`, `request_state_store`, `workers`, `worker_queue`, `worker_grace`, `transport`, `host`, `port`, `path` or `http`.")
   }
+  transport <- match.arg(transport)
   if (!is.null(instructions) && !is_string(instructions)) {
     abort("`instructions` must be NULL or a single string.")
   }
@@ -115,6 +133,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   }
   request_state_store <- check_request_state_store(request_state_store, request_state_key)
   check_worker_options(workers, worker_queue, worker_grace)
+  if (transport == "http") settings <- http_settings(host, port, path, http)
   tools <- collect_tools(tools)
   specs <- lapply(tools, tool_spec)
   options <- list(
@@ -122,14 +141,21 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
     max_message_size = max_message_size, timeout = timeout,
     request_state_key = request_state_key, request_state_store = request_state_store
   )
-  server <- bind_methods(rust(server_start_(specs, options)))
+  server <- if (transport == "http") {
+    bind_methods(rust(server_start_http_(specs, options, settings)))
+  } else {
+    bind_methods(rust(server_start_(specs, options)))
+  }
   on.exit(server$stop(), add = TRUE)
   pool <- workers_start(tools, workers, worker_queue, timeout, worker_grace)
   on.exit(workers_stop(pool), add = TRUE)
   if (!is.null(pool)) server$run_on_workers(which(pool$concurrent))
   the$server <- server
   on.exit(the$server <- NULL, add = TRUE)
-  if (interactive()) {
+  if (transport == "http") {
+    # Always said (on stderr): with `port = 0` it is how to learn the port.
+    message(sprintf("mcpserver: serving %d tool(s) on %s", length(tools), http_url(server$http_address(), path)))
+  } else if (interactive()) {
     message(sprintf("Serving %d tool(s) on stdin/stdout; press Ctrl-C to stop.", length(tools)))
   }
   status <- serve(server, tools, pool)

@@ -8,7 +8,7 @@ set -eu
 
 DEBIAN_PACKAGES="r-base-dev r-cran-testthat r-cran-processx r-cran-jsonlite \
 r-cran-roxygen2 r-cran-withr r-cran-knitr r-cran-rmarkdown r-cran-future r-cran-parallelly \
-pandoc xz-utils"
+pandoc xz-utils curl"
 
 # The end-to-end suite drives the official Python and TypeScript clients.
 # Use the python3 and node already on PATH when there are any (Node from

@@ -135,6 +135,16 @@ for mode in legacy auto 2026-07-28; do
   drive "ts-client-v2-$mode" "$node_dir" node tests/e2e/node/ts_client.mjs v2 "$mode"
 done
 
+# The same fixture served over Streamable HTTP, reached by URL through a
+# recording proxy (http_capture.py) whose record is validated as above.
+for mode in auto legacy 2026-07-28; do
+  drive "http-python-mcp2-$mode" "$py2" "$py2" tests/e2e/python/http_client.py "$mode"
+done
+for client in "v1 legacy" "v2 legacy" "v2 auto" "v2 2026-07-28"; do
+  set -- $client
+  drive "http-ts-$1-$2" "$node_dir" node tests/e2e/node/ts_http_client.mjs "$1" "$2"
+done
+
 # The example servers, each listed, called with its sample arguments
 # (examples.json) and its wire validated, by the mcp 2.x client.
 if [ -n "$py2" ]; then

@@ -134,5 +134,8 @@ mcp_server(
     tool(task_only, "Runs only as a task", task = "required")
   ),
   name = "e2e-fixture", version = "1.0.0",
-  instructions = "Fixture server for the mcpserver end-to-end tests."
+  instructions = "Fixture server for the mcpserver end-to-end tests.",
+  # E2E_TRANSPORT=http serves Streamable HTTP on a free port instead
+  # (python/http_client.py reads the URL from stderr).
+  transport = Sys.getenv("E2E_TRANSPORT", "stdio"), port = 0L
 )

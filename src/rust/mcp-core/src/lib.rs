@@ -10,6 +10,7 @@ pub mod board;
 pub mod engine;
 pub mod forks;
 pub mod framing;
+pub mod http;
 pub mod jsonrpc;
 pub mod logging;
 pub mod memory;

@@ -20,7 +20,7 @@ use crate::backpressure::Backpressure;
 use crate::board::{Board, Interrupt, Interrupter};
 use crate::engine::{Config, Engine, Job, JobId, Outcome, Output, Progress};
 use crate::framing::Frame;
-use crate::jsonrpc;
+use crate::jsonrpc::{self, RequestId};
 use crate::logging::LogLevel;
 use crate::memory;
 use crate::registry::Registry;
@@ -66,9 +66,68 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// What the threads share: the engine, and where its outputs go.
-struct Shared {
+/// One engine and where the messages it writes go: the stdio client, or an
+/// HTTP session or request (see [`crate::http`]). A server has one for
+/// stdio, or one per HTTP session and per 2026-07-28 HTTP request.
+pub struct Slot {
     engine: Mutex<Engine>,
+    sink: Sink,
+    /// The one timer for this engine's tasks' time to live; a new alarm
+    /// replaces it.
+    task_alarm: Mutex<Option<tokio::task::AbortHandle>>,
+}
+
+impl Slot {
+    pub fn new(engine: Engine, sink: Sink) -> Arc<Slot> {
+        Arc::new(Slot {
+            engine: Mutex::new(engine),
+            sink,
+            task_alarm: Mutex::new(None),
+        })
+    }
+}
+
+/// Where an engine's messages go.
+pub enum Sink {
+    /// The writer thread, one line each.
+    Stdout,
+    /// An HTTP session's or request's streams.
+    Mailbox(Arc<dyn Mailbox>),
+}
+
+/// What made an engine write: the routing of a message that is not a
+/// response (a response goes to whoever waits for its id).
+#[derive(Debug, Clone)]
+pub enum Cause {
+    /// A message from the client, a request with this id if it has one.
+    Inbound(Option<crate::jsonrpc::RequestId>),
+    /// A job's progress, log, input request or end.
+    Job(JobId),
+    /// A timer (a task's time to live).
+    Timer,
+}
+
+/// Receives an HTTP engine's messages, in the order the engine writes them
+/// (called under the engine's lock, so it must not block or step an engine).
+pub trait Mailbox: Send + Sync {
+    /// One message, and what made the engine write it.
+    fn deliver(&self, line: String, cause: &Cause);
+    /// A job for `request` was handed to R: its messages follow the request.
+    fn job_started(&self, job: JobId, request: &crate::jsonrpc::RequestId);
+    /// Jobs whose request to the client could not be sent since the last
+    /// call (the client has no stream open to take it): no answer will come.
+    fn lost_requests(&self) -> Vec<JobId>;
+    /// A job ended; if its request got no response (it was cancelled), its
+    /// stream ends empty.
+    fn job_ended(&self, job: JobId);
+}
+
+/// What the threads share: the engines, and where their outputs go.
+struct Shared {
+    /// The stdio client's engine (`None` when serving HTTP).
+    stdio: Option<Arc<Slot>>,
+    /// The engine of each job handed to R, until it completes.
+    job_slots: Mutex<HashMap<JobId, Arc<Slot>>>,
     /// Lines for the writer thread; taken (closing the channel) to stop it.
     writer: Mutex<Option<mpsc::Sender<String>>>,
     /// Tool calls for the R thread; taken to tell it there will be no more.
@@ -85,8 +144,6 @@ struct Shared {
     stop_reader: Arc<AtomicBool>,
     pressure: Arc<Backpressure>,
     timers: tokio::runtime::Handle,
-    /// The one timer for tasks' time to live; a new alarm replaces it.
-    task_alarm: Mutex<Option<tokio::task::AbortHandle>>,
     trace: Arc<Trace>,
 }
 
@@ -94,16 +151,33 @@ impl Shared {
     /// Runs one engine step and carries out what it asks, all under the
     /// engine's lock, so messages go out in the order the engine made them.
     /// After a panic the engine's state is not trusted: no more steps.
-    fn step(self: &Arc<Self>, f: impl FnOnce(&mut Engine, &mut Vec<Output>)) {
+    fn step_on(
+        self: &Arc<Self>,
+        slot: &Arc<Slot>,
+        cause: Cause,
+        f: impl FnOnce(&mut Engine, &mut Vec<Output>),
+    ) {
         if lock(&self.failure).is_some() {
             return;
         }
         self.guarded(|| {
             let mut out = Vec::new();
-            let mut engine = lock(&self.engine);
+            let mut engine = lock(&slot.engine);
             f(&mut engine, &mut out);
             for output in out {
-                self.carry_out(output);
+                self.carry_out(slot, &cause, output);
+            }
+            if let Sink::Mailbox(mailbox) = &slot.sink {
+                // A tool asked a client that cannot hear it: it learns so
+                // at once instead of waiting for an answer that never comes.
+                for job in mailbox.lost_requests() {
+                    let mut out = Vec::new();
+                    engine.on_input_lost(job, &mut out);
+                    for output in out {
+                        self.carry_out(slot, &cause, output);
+                    }
+                }
+                return;
             }
             if self.input_ended.load(Ordering::Acquire) && engine.pending_jobs() == 0 {
                 // Everything read has been answered: no more work for R.
@@ -113,6 +187,21 @@ impl Shared {
             self.pressure
                 .set_calls(engine.pending_calls(), awaiting_input);
         });
+    }
+
+    /// A step on the stdio client's engine.
+    fn step(self: &Arc<Self>, cause: Cause, f: impl FnOnce(&mut Engine, &mut Vec<Output>)) {
+        if let Some(slot) = &self.stdio {
+            self.step_on(slot, cause, f);
+        }
+    }
+
+    /// A step on the engine of `job`, if it is still known.
+    fn step_job(self: &Arc<Self>, job: JobId, f: impl FnOnce(&mut Engine, &mut Vec<Output>)) {
+        let slot = lock(&self.job_slots).get(&job).cloned();
+        if let Some(slot) = slot {
+            self.step_on(&slot, Cause::Job(job), f);
+        }
     }
 
     /// Runs `body`; a panic in it stops the server with a clear message
@@ -161,22 +250,32 @@ impl Shared {
         }
     }
 
-    fn carry_out(self: &Arc<Self>, output: Output) {
+    fn carry_out(self: &Arc<Self>, slot: &Arc<Slot>, cause: &Cause, output: Output) {
         match output {
-            Output::Write(line) => {
-                if let Some(writer) = lock(&self.writer).as_ref() {
-                    self.pressure.output_queued(line.len());
-                    let _ = writer.send(line);
+            Output::Write(line) => match &slot.sink {
+                Sink::Stdout => {
+                    if let Some(writer) = lock(&self.writer).as_ref() {
+                        self.pressure.output_queued(line.len());
+                        let _ = writer.send(line);
+                    }
                 }
-            }
+                Sink::Mailbox(mailbox) => {
+                    self.trace.outbound(&line);
+                    mailbox.deliver(line, cause);
+                }
+            },
             Output::Run(job) => {
+                lock(&self.job_slots).insert(job.id, slot.clone());
+                if let Sink::Mailbox(mailbox) = &slot.sink {
+                    mailbox.job_started(job.id, &job.context.request_id);
+                }
                 if let Some(jobs) = lock(&self.jobs).as_ref() {
                     let _ = jobs.send(job);
                 }
             }
             Output::Cancel(job) => self.board.cancel(job),
             Output::ProgressDue(job, delay) => {
-                self.after(delay, move |e, out| {
+                self.after(slot, Cause::Job(job), delay, move |e, out| {
                     e.on_progress_due(job, Instant::now(), out)
                 });
             }
@@ -186,8 +285,8 @@ impl Shared {
                 }
             }
             Output::TaskAlarm(delay) => {
-                let alarm = self.after(delay, |e, out| e.on_task_alarm(out));
-                if let Some(replaced) = lock(&self.task_alarm).replace(alarm) {
+                let alarm = self.after(slot, Cause::Timer, delay, |e, out| e.on_task_alarm(out));
+                if let Some(replaced) = lock(&slot.task_alarm).replace(alarm) {
                     replaced.abort();
                 }
             }
@@ -198,14 +297,17 @@ impl Shared {
     /// stops it before then.
     fn after(
         self: &Arc<Self>,
+        slot: &Arc<Slot>,
+        cause: Cause,
         delay: Duration,
         f: impl FnOnce(&mut Engine, &mut Vec<Output>) + Send + 'static,
     ) -> tokio::task::AbortHandle {
         let shared = self.clone();
+        let slot = slot.clone();
         self.timers
             .spawn(async move {
                 tokio::time::sleep(delay).await;
-                shared.step(f);
+                shared.step_on(&slot, cause, f);
             })
             .abort_handle()
     }
@@ -217,14 +319,15 @@ impl Shared {
                 // neither the tool's thread nor the timers.
                 let line = jsonrpc::parse_line(&bytes);
                 drop(bytes);
-                self.step(|e, out| e.on_parsed_line(line, out))
+                self.step(Cause::Inbound(None), |e, out| e.on_parsed_line(line, out))
             }
-            Inbound::Frame(Frame::Oversized { prefix, length }) => {
-                self.step(|e, out| e.on_oversized(&prefix, length, out))
-            }
+            Inbound::Frame(Frame::Oversized { prefix, length }) => self
+                .step(Cause::Inbound(None), |e, out| {
+                    e.on_oversized(&prefix, length, out)
+                }),
             Inbound::End(_) => {
                 self.input_ended.store(true, Ordering::Release);
-                self.step(|e, out| {
+                self.step(Cause::Inbound(None), |e, out| {
                     e.on_eof(out);
                     // No answer can come for a tool waiting for input.
                     let waiting: Vec<JobId> = lock(&self.replies).keys().copied().collect();
@@ -252,13 +355,82 @@ impl Shared {
                         .note(&format!("job {job} ran past its limit; interrupting"));
                     // If R has not unwound by then, answer for it; its late
                     // outcome is ignored.
-                    shared.after(TIMEOUT_GRACE, move |e, out| {
-                        e.on_completed(job, Outcome::TimedOut(limit), out)
-                    });
+                    let slot = lock(&shared.job_slots).get(&job).cloned();
+                    if let Some(slot) = slot {
+                        shared.after(&slot, Cause::Job(job), TIMEOUT_GRACE, move |e, out| {
+                            e.on_completed(job, Outcome::TimedOut(limit), out)
+                        });
+                    }
                 }
             });
         });
         timer.abort_handle()
+    }
+}
+
+/// What the HTTP front needs of the server: making engines, stepping them,
+/// and the job queue they share (see [`crate::http`]).
+#[derive(Clone)]
+pub struct Front {
+    shared: Arc<Shared>,
+    config: Arc<Config>,
+    registry: Arc<Registry>,
+    engines: crate::engine::Shared,
+}
+
+impl Front {
+    pub fn config(&self) -> &Arc<Config> {
+        &self.config
+    }
+
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// A slot for a new HTTP session: an engine of its own.
+    pub fn session_slot(&self, mailbox: Arc<dyn Mailbox>) -> Arc<Slot> {
+        let engine = Engine::sharing(self.config.clone(), self.registry.clone(), &self.engines);
+        Slot::new(engine, Sink::Mailbox(mailbox))
+    }
+
+    /// A slot for one 2026-07-28 request.
+    pub fn request_slot(&self, mailbox: Arc<dyn Mailbox>) -> Arc<Slot> {
+        let engine =
+            Engine::for_one_request(self.config.clone(), self.registry.clone(), &self.engines);
+        Slot::new(engine, Sink::Mailbox(mailbox))
+    }
+
+    /// Hands one parsed message (or batch) to `slot`'s engine.
+    pub fn inbound(&self, slot: &Arc<Slot>, request: Option<RequestId>, line: jsonrpc::Line) {
+        self.shared
+            .step_on(slot, Cause::Inbound(request), |e, out| {
+                e.on_parsed_line(line, out)
+            });
+    }
+
+    /// The client of `slot` has gone for good: its calls are cancelled.
+    pub fn close(&self, slot: &Arc<Slot>) {
+        self.shared
+            .step_on(slot, Cause::Timer, |e, out| e.on_close(out));
+    }
+
+    /// Tool calls accepted by `slot`'s engine and not yet answered.
+    pub fn pending_calls(&self, slot: &Arc<Slot>) -> usize {
+        lock(&slot.engine).pending_calls()
+    }
+
+    /// Whether the server has stopped or failed.
+    pub fn closing(&self) -> bool {
+        self.shared.closing.load(Ordering::SeqCst) || lock(&self.shared.failure).is_some()
+    }
+
+    pub fn trace(&self) -> &Arc<Trace> {
+        &self.shared.trace
+    }
+
+    /// A thread of the front panicked: the server stops with the message.
+    pub fn fail(&self, thread: &str, message: String) {
+        self.shared.fail(thread, message);
     }
 }
 
@@ -281,6 +453,8 @@ pub struct Server {
     stopped: bool,
     /// Tools whose calls R hands to worker processes (see [`Server::run_on_workers`]).
     worker_tools: HashSet<usize>,
+    /// The HTTP front, when serving HTTP.
+    http: Option<crate::http::Listener>,
     /// The process serving. A child a tool forks (`parallel::mclapply()`)
     /// has a copy of the server without its threads, and with its locks
     /// as they were at the fork, perhaps held by a thread that does not
@@ -351,8 +525,10 @@ impl Server {
             .build()?;
 
         let stop_reader = Arc::new(AtomicBool::new(false));
+        let engine = Engine::new(config.clone(), registry.clone());
         let shared = Arc::new(Shared {
-            engine: Mutex::new(Engine::new(config.clone(), registry.clone())),
+            stdio: Some(Slot::new(engine, Sink::Stdout)),
+            job_slots: Mutex::new(HashMap::new()),
             writer: Mutex::new(Some(line_tx)),
             jobs: Mutex::new(Some(job_tx)),
             board: Arc::new(Board::new(interrupter)),
@@ -363,7 +539,6 @@ impl Server {
             stop_reader: stop_reader.clone(),
             pressure: Arc::new(Backpressure::new(config.limits.clone())),
             timers: runtime.handle().clone(),
-            task_alarm: Mutex::new(None),
             trace: trace.clone(),
         });
         let timers = run_timers(runtime, &shared)?;
@@ -403,7 +578,76 @@ impl Server {
             stopped: false,
             worker_tools: HashSet::new(),
             pid: std::process::id(),
+            http: None,
         })
+    }
+
+    /// Serves Streamable HTTP (see [`crate::http`]) on the address in
+    /// `options`, which is bound before this returns (so a port in use is
+    /// an error here, and [`Server::http_address`] tells the port chosen for
+    /// port 0). Tool calls of every client queue for the one R thread, as
+    /// on stdio.
+    pub fn start_http(
+        config: Config,
+        registry: Registry,
+        options: crate::http::Options,
+        interrupter: Interrupter,
+    ) -> io::Result<Server> {
+        let config = Arc::new(config);
+        let registry = Arc::new(registry);
+        let trace = Arc::new(Trace::from_env());
+        let (job_tx, jobs) = mpsc::channel();
+        // No writer thread: its end of the channel is dropped at once, so
+        // `stop` finds nothing to wait for.
+        let (_, writer_done) = mpsc::channel();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()?;
+        let shared = Arc::new(Shared {
+            stdio: None,
+            job_slots: Mutex::new(HashMap::new()),
+            writer: Mutex::new(None),
+            jobs: Mutex::new(Some(job_tx)),
+            board: Arc::new(Board::new(interrupter)),
+            replies: Mutex::new(HashMap::new()),
+            input_ended: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            stop_reader: Arc::new(AtomicBool::new(false)),
+            pressure: Arc::new(Backpressure::new(config.limits.clone())),
+            timers: runtime.handle().clone(),
+            trace,
+        });
+        let timers = run_timers(runtime, &shared)?;
+        let front = Front {
+            shared: shared.clone(),
+            config: config.clone(),
+            registry: registry.clone(),
+            engines: crate::engine::Shared::new(&config),
+        };
+        let http = crate::http::Listener::start(options, front)?;
+        Ok(Server {
+            shared,
+            jobs,
+            registry,
+            config,
+            timeout: Mutex::new(None),
+            large_job: Mutex::new(None),
+            reader: None,
+            timers: Some(timers),
+            writer_done,
+            writer: None,
+            guard: None,
+            stopped: false,
+            worker_tools: HashSet::new(),
+            pid: std::process::id(),
+            http: Some(http),
+        })
+    }
+
+    /// The address an HTTP server listens on.
+    pub fn http_address(&self) -> Option<std::net::SocketAddr> {
+        self.http.as_ref().map(|h| h.address())
     }
 
     /// Whether this is a forked child's copy of the server (see `pid`).
@@ -528,9 +772,13 @@ impl Server {
         if let Some((_, timer)) = lock(&self.timeout).take_if(|(running, _)| *running == job) {
             timer.abort();
         }
+        let slot = lock(&self.shared.job_slots).get(&job).cloned();
+        let Some(slot) = slot else {
+            return;
+        };
         let outcome = match outcome {
             Outcome::Done(result) => {
-                let plan = lock(&self.shared.engine).render_plan(job);
+                let plan = lock(&slot.engine).render_plan(job);
                 match plan {
                     Some(plan) => Outcome::Settled(plan.settle(&result)),
                     None => Outcome::Done(result),
@@ -538,7 +786,15 @@ impl Server {
             }
             other => other,
         };
-        self.shared.step(|e, out| e.on_completed(job, outcome, out));
+        self.shared.step_on(&slot, Cause::Job(job), |e, out| {
+            e.on_completed(job, outcome, out)
+        });
+        if let Sink::Mailbox(mailbox) = &slot.sink {
+            mailbox.job_ended(job);
+        }
+        // A task's job ends here, yet the task stays in its engine: the
+        // engine stays reachable through its session (or the stdio slot).
+        lock(&self.shared.job_slots).remove(&job);
         // The engine knows the job no more, so no cancel for it can follow
         // (outputs are carried out under the engine's lock): drop any mark a
         // cancel that raced its end left on the board.
@@ -557,8 +813,9 @@ impl Server {
         if self.in_forked_child() || self.shared.pressure.output_full() {
             return;
         }
-        self.shared
-            .step(|e, out| e.on_progress(job, update, Instant::now(), out));
+        self.shared.step_job(job, |e, out| {
+            e.on_progress(job, update, Instant::now(), out)
+        });
     }
 
     /// A running job logs a message (sent if the client asked for logs, and
@@ -567,7 +824,8 @@ impl Server {
         if self.in_forked_child() || self.shared.pressure.output_full() {
             return;
         }
-        self.shared.step(|e, out| e.on_log(job, level, data, out));
+        self.shared
+            .step_job(job, |e, out| e.on_log(job, level, data, out));
     }
 
     /// A running job asks the client for input (`request` is `{method,
@@ -584,8 +842,14 @@ impl Server {
             return answer;
         }
         lock(&self.shared.replies).insert(job, reply);
+        if !lock(&self.shared.job_slots).contains_key(&job) {
+            if let Some(reply) = lock(&self.shared.replies).remove(&job) {
+                let _ = reply.send(Err("the call is no longer running".into()));
+            }
+            return answer;
+        }
         let input_ended = &self.shared.input_ended;
-        self.shared.step(|e, out| {
+        self.shared.step_job(job, |e, out| {
             // Checked under the engine's lock: either end of input finds
             // this job waiting, or this step finds input ended.
             if input_ended.load(Ordering::Acquire) {
@@ -628,10 +892,14 @@ impl Server {
             std::mem::forget(self.reader.take());
             std::mem::forget(self.writer.take());
             std::mem::forget(self.timers.take());
+            std::mem::forget(self.http.take());
             return;
         }
         self.shared.stop_reader.store(true, Ordering::Relaxed);
         self.shared.pressure.close();
+        if let Some(mut http) = self.http.take() {
+            http.stop();
+        }
         if let Some(r) = self.reader.take() {
             let _ = r.join();
         }

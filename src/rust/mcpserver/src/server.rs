@@ -13,6 +13,7 @@ use crate::types::field;
 use extendr_api::prelude::*;
 use mcp_core::board::{Interrupt, Interrupter};
 use mcp_core::engine::{CallContext, Config, InputMode, Job, JobId, Outcome, Progress, ServerInfo};
+use mcp_core::http;
 use mcp_core::logging::LogLevel;
 use mcp_core::registry::Registry;
 use mcp_core::result::ToolResult;
@@ -151,47 +152,57 @@ fn config_from(options: RValue) -> Config {
     }
 }
 
+/// The engine's definitions and the bridge's call plans of `specs` (the
+/// definitions `tool()` stored), or the error for R to raise.
+fn plan_tools(specs: List) -> Result<(Registry, Vec<ToolCall>), String> {
+    let mut defs = Vec::with_capacity(specs.len());
+    let mut tools = Vec::with_capacity(specs.len());
+    for spec in specs.values() {
+        let ToolPlan {
+            def,
+            arguments,
+            structured_output,
+        } = plan(RValue::of(&spec))?;
+        defs.push(def);
+        tools.push(ToolCall {
+            shapes: arguments,
+            structured_output,
+        });
+    }
+    Ok((Registry::new(defs)?, tools))
+}
+
+/// How the server interrupts R's main thread (this .Call runs on it).
+fn r_interrupter() -> Interrupter {
+    // SAFETY: pthread_self on R's main thread (the .Call runs there).
+    let r_thread = unsafe { libc::pthread_self() };
+    Interrupter::new(move || send_interrupt(r_thread), settle_interrupt)
+}
+
+fn serving(server: Server, tools: Vec<ToolCall>) -> Robj {
+    McpServer {
+        server: Some(server),
+        tools,
+        current: RefCell::new(None),
+        needs_input: RefCell::new(HashMap::new()),
+        worker_calls: RefCell::new(HashMap::new()),
+        worker_answers: RefCell::new(HashMap::new()),
+    }
+    .into()
+}
+
 /// Starts serving on stdin/stdout. `specs` are the definitions `tool()`
 /// stored. Returns the server, or an error for R to raise.
 /// @noRd
 #[extendr]
 fn server_start_(specs: List, options: Robj) -> Robj {
-    let mut defs = Vec::with_capacity(specs.len());
-    let mut tools = Vec::with_capacity(specs.len());
-    for spec in specs.values() {
-        match plan(RValue::of(&spec)) {
-            Ok(ToolPlan {
-                def,
-                arguments,
-                structured_output,
-            }) => {
-                defs.push(def);
-                tools.push(ToolCall {
-                    shapes: arguments,
-                    structured_output,
-                });
-            }
-            Err(e) => return check::fail(e),
-        }
-    }
-    let registry = match Registry::new(defs) {
-        Ok(r) => r,
+    let (registry, tools) = match plan_tools(specs) {
+        Ok(planned) => planned,
         Err(e) => return check::fail(e),
     };
     let config = config_from(RValue::of(&options));
-    // SAFETY: pthread_self on R's main thread (this .Call runs there).
-    let r_thread = unsafe { libc::pthread_self() };
-    let interrupter = Interrupter::new(move || send_interrupt(r_thread), settle_interrupt);
-    match Server::start_stdio(config, registry, interrupter) {
-        Ok(server) => McpServer {
-            server: Some(server),
-            tools,
-            current: RefCell::new(None),
-            needs_input: RefCell::new(HashMap::new()),
-            worker_calls: RefCell::new(HashMap::new()),
-            worker_answers: RefCell::new(HashMap::new()),
-        }
-        .into(),
+    match Server::start_stdio(config, registry, r_interrupter()) {
+        Ok(server) => serving(server, tools),
         Err(e) => check::fail(format!("could not take over stdin and stdout: {e}")),
     }
 }
@@ -241,6 +252,72 @@ fn elicitation_request(message: &Robj, schema: &Robj) -> Result<serde_json::Valu
         "method": "elicitation/create",
         "params": { "message": message, "requestedSchema": requested },
     }))
+}
+
+/// The strings of a character vector (`NULL`: none).
+fn strings(x: RValue) -> Vec<String> {
+    (0..x.len())
+        .filter_map(|i| x.string(i).map(|s| s.into_owned()))
+        .collect()
+}
+
+/// An allow-list from R: `NULL` for the default, `"*"` for no check.
+fn allowed(x: RValue) -> Option<http::security::Allowed> {
+    if x.is_null() {
+        return None;
+    }
+    let names = strings(x);
+    if names.iter().any(|n| n == "*") {
+        return Some(http::security::Allowed::Any);
+    }
+    Some(http::security::Allowed::List(names))
+}
+
+/// The HTTP settings `mcp_server()` passes as a named list (checked there).
+fn http_options_from(options: RValue) -> http::Options {
+    let defaults = http::Options::default();
+    let number = |name: &str| check::single_number(field(options, name));
+    let count = |name: &str, default: usize| number(name).map_or(default, |n| n as usize);
+    http::Options {
+        host: field(options, "host")
+            .as_single_string()
+            .map_or(defaults.host.clone(), |s| s.into_owned()),
+        port: number("port").map_or(defaults.port, |n| n as u16),
+        path: field(options, "path")
+            .as_single_string()
+            .map_or(defaults.path.clone(), |s| s.into_owned()),
+        allowed_hosts: allowed(field(options, "allowed_hosts")),
+        allowed_origins: allowed(field(options, "allowed_origins")),
+        bearer_tokens: strings(field(options, "bearer_tokens")),
+        resource: field(options, "resource")
+            .as_single_string()
+            .map(|s| s.into_owned()),
+        authorization_servers: strings(field(options, "authorization_servers")),
+        max_body_bytes: count("max_body_size", defaults.max_body_bytes),
+        max_header_bytes: count("max_header_size", defaults.max_header_bytes),
+        max_sessions: count("max_sessions", defaults.max_sessions),
+        max_streams: count("max_streams", defaults.max_streams),
+        session_idle: number("session_timeout").map_or(defaults.session_idle, check::seconds),
+        ..defaults
+    }
+}
+
+/// Starts serving Streamable HTTP. Returns the server, or an error for R
+/// to raise (a port in use, a host that cannot be bound).
+/// @noRd
+#[extendr]
+fn server_start_http_(specs: List, options: Robj, http: Robj) -> Robj {
+    let (registry, tools) = match plan_tools(specs) {
+        Ok(planned) => planned,
+        Err(e) => return check::fail(e),
+    };
+    let config = config_from(RValue::of(&options));
+    let options = http_options_from(RValue::of(&http));
+    let address = format!("{}:{}", options.host, options.port);
+    match Server::start_http(config, registry, options, r_interrupter()) {
+        Ok(server) => serving(server, tools),
+        Err(e) => check::fail(format!("could not serve HTTP on {address}: {e}")),
+    }
 }
 
 /// @noRd
@@ -621,6 +698,21 @@ impl McpServer {
         }
     }
 
+    /// The address an HTTP server listens on, as `c(host, port)`, or `NULL`.
+    /// @noRd
+    fn http_address(&self) -> Robj {
+        match self.server.as_ref().and_then(Server::http_address) {
+            Some(address) => {
+                let host = match address.ip() {
+                    std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+                    ip => ip.to_string(),
+                };
+                vec![host, address.port().to_string()].into()
+            }
+            None => ().into(),
+        }
+    }
+
     /// Stops serving and restores stdin and stdout. Safe to call twice.
     /// @noRd
     fn stop(&mut self) {
@@ -657,5 +749,6 @@ extendr_module! {
     mod server;
     impl McpServer;
     fn server_start_;
+    fn server_start_http_;
     fn arguments_for_test_;
 }

@@ -15,7 +15,7 @@
 //!   the handler learns that no input can be had, and its error becomes a
 //!   tool error.
 
-use super::{Engine, JobId, JobState, Output, META_CAPABILITIES};
+use super::{lock, Engine, JobId, JobState, Output, META_CAPABILITIES};
 use crate::jsonrpc::{self, RequestId};
 use crate::request_state::State;
 use crate::revision::Revision;
@@ -113,7 +113,7 @@ impl Engine {
             Some(Value::String(text)) => {
                 let name = &self.registry.tool(tool).def.name;
                 let arguments = self.arguments_for_state(tool, arguments);
-                self.signer
+                lock(&self.signer)
                     .accept(text, name, &arguments)
                     .map_err(|refusal| {
                         invalid(
@@ -154,7 +154,7 @@ impl Engine {
             asked: vec![key.clone()],
         };
         let arguments = self.arguments_for_state(state.tool, state.arguments.as_deref());
-        let token = self.signer.issue(tool, &arguments, &issued);
+        let token = lock(&self.signer).issue(tool, &arguments, &issued);
         let mut requests = Map::new();
         requests.insert(key, request);
         json!({

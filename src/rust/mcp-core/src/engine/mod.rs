@@ -20,7 +20,8 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -58,6 +59,10 @@ const REMOVED_IN_MODERN: &[&str] = &[
     "tasks/result",
     "tasks/list",
 ];
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// Who the server says it is.
 #[derive(Debug, Clone)]
@@ -291,19 +296,52 @@ pub struct Engine {
     listens: HashSet<RequestId>,
     batches: HashMap<u64, Batch>,
     batch_of: HashMap<RequestId, u64>,
-    next_job: JobId,
+    /// Job ids come from here: shared by every engine of one server (one
+    /// per HTTP session or request), so a job id names one call server-wide.
+    job_ids: Arc<AtomicU64>,
     next_batch: u64,
     server_meta: Map<String, Value>,
-    signer: Signer,
+    /// Shared likewise: a state one engine issues is accepted by another,
+    /// and once among them all.
+    signer: Arc<Mutex<Signer>>,
+    /// Whether 2026-07-28 calls may become tasks of the extension. Not for
+    /// an engine that lives for one HTTP request: no later request could
+    /// reach its tasks.
+    modern_tasks: bool,
     tasks: tasks::Store,
     /// Requests the server sent the client, by id: whose input they ask for.
     asks: HashMap<RequestId, (JobId, String)>,
     next_ask: u64,
 }
 
+/// What the engines of one server share (see [`Engine::sharing`]).
+#[derive(Clone)]
+pub struct Shared {
+    job_ids: Arc<AtomicU64>,
+    signer: Arc<Mutex<Signer>>,
+}
+
+impl Shared {
+    pub fn new(config: &Config) -> Shared {
+        Shared {
+            job_ids: Arc::new(AtomicU64::new(1)),
+            signer: Arc::new(Mutex::new(Signer::new(
+                config.request_state_key.as_deref(),
+                config.request_state_store.as_deref(),
+            ))),
+        }
+    }
+}
+
 impl Engine {
     pub fn new(config: Arc<Config>, registry: Arc<Registry>) -> Engine {
-        let config_for_signer = config.clone();
+        let shared = Shared::new(&config);
+        Engine::sharing(config, registry, &shared)
+    }
+
+    /// An engine that takes its job ids and request-state signer from
+    /// `shared`, alongside other engines of the same server.
+    pub fn sharing(config: Arc<Config>, registry: Arc<Registry>, shared: &Shared) -> Engine {
         let mut server_meta = Map::new();
         server_meta.insert(
             META_SERVER_INFO.into(),
@@ -319,16 +357,41 @@ impl Engine {
             listens: HashSet::new(),
             batches: HashMap::new(),
             batch_of: HashMap::new(),
-            next_job: 1,
+            job_ids: shared.job_ids.clone(),
             next_batch: 1,
             server_meta,
-            signer: Signer::new(
-                config_for_signer.request_state_key.as_deref(),
-                config_for_signer.request_state_store.as_deref(),
-            ),
+            signer: shared.signer.clone(),
+            modern_tasks: true,
             tasks: tasks::Store::default(),
             asks: HashMap::new(),
             next_ask: 1,
+        }
+    }
+
+    /// An engine for one 2026-07-28 HTTP request, which ends with it: it
+    /// makes no tasks (no later request could reach them), so it does not
+    /// advertise the tasks extension either.
+    pub fn for_one_request(
+        config: Arc<Config>,
+        registry: Arc<Registry>,
+        shared: &Shared,
+    ) -> Engine {
+        let mut engine = Engine::sharing(config, registry, shared);
+        engine.modern_tasks = false;
+        engine
+    }
+
+    /// The client has gone for good (its HTTP session ended): every call
+    /// still running or queued is cancelled (nothing more is sent for it, a
+    /// tool waiting for input learns it will get none) and subscription
+    /// streams are closed.
+    pub fn on_close(&mut self, out: &mut Vec<Output>) {
+        self.listens.clear();
+        let mut jobs: Vec<JobId> = self.jobs.keys().copied().collect();
+        jobs.sort_unstable();
+        for job in jobs {
+            self.on_input_lost(job, out);
+            out.push(Output::Cancel(job));
         }
     }
 
@@ -1002,7 +1065,7 @@ impl Engine {
             if rev.has_core_tasks() {
                 caps["tasks"] =
                     json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
-            } else if rev.is_modern() {
+            } else if rev.is_modern() && self.modern_tasks {
                 caps["extensions"] = json!({ tasks::EXTENSION: {} });
             }
         }
@@ -1136,8 +1199,7 @@ impl Engine {
             .and_then(|m| m.get(META_LOG_LEVEL))
             .and_then(Value::as_str)
             .and_then(LogLevel::parse);
-        let job = self.next_job;
-        self.next_job += 1;
+        let job = self.job_ids.fetch_add(1, Ordering::Relaxed);
         let mut state = JobState::new(id.clone(), index, rev);
         state.progress_token = progress_token.clone();
         state.log_level = log_level;

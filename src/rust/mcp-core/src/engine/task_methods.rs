@@ -110,7 +110,21 @@ impl Engine {
             };
         }
         if rev.is_modern() {
-            return match (declares_task_extension(caps), support) {
+            if !self.modern_tasks && support == TaskSupport::Required {
+                // An engine for one HTTP request: a task would outlive it.
+                return Err(jsonrpc::error_object(
+                    jsonrpc::INVALID_REQUEST,
+                    &format!(
+                        "Tool \"{}\" runs only as a task, which this server keeps only for \
+                         handshake-era sessions (initialize) or stdio, not for 2026-07-28 \
+                         requests over HTTP",
+                        def.name
+                    ),
+                    None,
+                ));
+            }
+            let declared = declares_task_extension(caps) && self.modern_tasks;
+            return match (declared, support) {
                 (true, TaskSupport::Optional | TaskSupport::Required) => {
                     Ok(Some((Dialect::Extension, None)))
                 }

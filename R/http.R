@@ -1,0 +1,129 @@
+#' Settings of a server over HTTP
+#'
+#' Security and limits of `mcp_server(transport = "http")`. The defaults
+#' suit a server on the user's own machine: it listens on 127.0.0.1 only,
+#' and answers only requests whose `Host` and `Origin` headers name the
+#' machine itself (`localhost`, `127.0.0.1`, `[::1]`, any port), which is
+#' what stops a web page in the user's browser from reaching it through a
+#' DNS name it controls (DNS rebinding). A request with another `Origin` is
+#' refused with 403, one with another `Host` with 421.
+#'
+#' To serve other machines, bind another `host` in [mcp_server()] and name
+#' the host names clients use in `allowed_hosts` (and the web origins that
+#' may call it, if any, in `allowed_origins`); the server refuses to start
+#' on a non-loopback address without them. Behind a reverse proxy that
+#' checks them itself, `"*"` switches a check off.
+#'
+#' With `bearer_tokens`, every request to the endpoint must carry
+#' `Authorization: Bearer <token>` with one of them; others get 401 with a
+#' `WWW-Authenticate` challenge. Give `resource` (the endpoint's public
+#' URL) and `authorization_servers` to also serve RFC 9728 protected-resource
+#' metadata at `/.well-known/oauth-protected-resource` (and the same with
+#' the endpoint's path appended) and name it in the challenge, for clients
+#' that obtain tokens through OAuth. Tokens are compared as given; checking
+#' them with an R function is not offered yet.
+#'
+#' @param allowed_hosts Host names (optionally with `:port`) accepted in the
+#'   `Host` header, `"*"` for any, or `NULL` for the loopback names.
+#' @param allowed_origins Origins (`https://app.example.com`) or host names
+#'   accepted in the `Origin` header, `"*"` for any, or `NULL` for loopback
+#'   origins. Requests without `Origin` (not sent from a web page) pass.
+#' @param bearer_tokens Tokens accepted in `Authorization: Bearer`, or
+#'   `NULL` for no authentication.
+#' @param resource The endpoint's canonical URL (e.g.
+#'   `"https://mcp.example.com/mcp"`) for protected-resource metadata, or
+#'   `NULL` to serve none.
+#' @param authorization_servers URLs of the OAuth authorization servers
+#'   that issue tokens for `resource`.
+#' @param max_body_size Largest request body in bytes (413 beyond).
+#' @param max_header_size Largest request head in bytes (431 beyond).
+#' @param max_sessions Most handshake-era sessions open at once (503 for
+#'   another `initialize`).
+#' @param max_streams Most requests being answered at once, open event
+#'   streams included (503 beyond).
+#' @param session_timeout Seconds after which a session with no request,
+#'   no running call and no open stream ends (its client gets 404 and
+#'   starts a new one).
+#' @return A list of settings for `mcp_server(http = )`.
+#' @seealso `vignette("http")`
+#' @examples
+#' # A server for other machines on the network, behind a token:
+#' opts <- http_options(
+#'   allowed_hosts = "mcp.example.com",
+#'   bearer_tokens = "a-long-random-secret"
+#' )
+#' @export
+http_options <- function(allowed_hosts = NULL, allowed_origins = NULL,
+                         bearer_tokens = NULL, resource = NULL,
+                         authorization_servers = NULL,
+                         max_body_size = 4 * 1024^2, max_header_size = 64 * 1024,
+                         max_sessions = 100, max_streams = 256,
+                         session_timeout = 30 * 60) {
+  check_names <- function(x, arg) {
+    if (!is.null(x) && !(is.character(x) && length(x) > 0 && !anyNA(x) && all(nzchar(x)))) {
+      abort(sprintf("`%s` must be NULL or a character vector of non-empty strings.", arg))
+    }
+  }
+  check_names(allowed_hosts, "allowed_hosts")
+  check_names(allowed_origins, "allowed_origins")
+  check_names(bearer_tokens, "bearer_tokens")
+  check_names(authorization_servers, "authorization_servers")
+  if (!is.null(resource) && !(is_string(resource) && grepl("^https?://", resource))) {
+    abort("`resource` must be NULL or the endpoint's URL (http:// or https://).")
+  }
+  if (!is.null(authorization_servers) && is.null(resource)) {
+    abort("`authorization_servers` needs `resource`, the endpoint's URL they issue tokens for.")
+  }
+  check_count <- function(x, arg, min = 1) {
+    if (!is_number(x) || x < min || x != round(x)) {
+      abort(sprintf("`%s` must be a whole number, at least %s.", arg, format(min)))
+    }
+  }
+  check_count(max_body_size, "max_body_size", 1024)
+  check_count(max_header_size, "max_header_size", 8192)
+  check_count(max_sessions, "max_sessions")
+  check_count(max_streams, "max_streams")
+  if (!is_positive_number(session_timeout)) abort("`session_timeout` must be a positive number of seconds.")
+  structure(
+    list(
+      allowed_hosts = allowed_hosts, allowed_origins = allowed_origins,
+      bearer_tokens = bearer_tokens, resource = resource,
+      authorization_servers = authorization_servers,
+      max_body_size = max_body_size, max_header_size = max_header_size,
+      max_sessions = max_sessions, max_streams = max_streams,
+      session_timeout = session_timeout
+    ),
+    class = "mcpserver_http_options"
+  )
+}
+
+#' @export
+print.mcpserver_http_options <- function(x, ...) {
+  cat("<mcpserver HTTP options>\n")
+  shown <- unclass(x)
+  # Tokens are secrets: counted, never printed.
+  if (!is.null(shown$bearer_tokens)) shown$bearer_tokens <- sprintf("<%d token(s)>", length(shown$bearer_tokens))
+  for (name in names(shown)) {
+    value <- if (is.null(shown[[name]])) "default" else paste(format(shown[[name]]), collapse = ", ")
+    cat(sprintf("  %s: %s\n", name, value))
+  }
+  invisible(x)
+}
+
+# The listening address settings, checked; `http` merged in for Rust.
+http_settings <- function(host, port, path, http) {
+  if (!is_string(host) || !nzchar(host)) abort("`host` must be a host name or IP address.")
+  if (!is_number(port) || port < 0 || port > 65535 || port != round(port)) {
+    abort("`port` must be a whole number from 0 (any free port) to 65535.")
+  }
+  if (!is_string(path) || !grepl("^/[^?#[:space:]]*$", path)) {
+    abort("`path` must start with `/`, without query, fragment or spaces, e.g. \"/mcp\".")
+  }
+  if (!inherits(http, "mcpserver_http_options")) abort("`http` must be made with http_options().")
+  c(list(host = host, port = port, path = path), unclass(http))
+}
+
+# The endpoint's URL, from the address the server bound.
+http_url <- function(address, path) {
+  sprintf("http://%s:%s%s", address[[1]], address[[2]], path)
+}

@@ -1,0 +1,1150 @@
+//! Streamable HTTP: one endpoint (`/mcp` by default) serving both eras.
+//!
+//! - **Handshake era** (2025-03-26, 2025-06-18, 2025-11-25): `initialize`
+//!   creates a session with its own engine (its own negotiated revision,
+//!   log level and client capabilities) and an unguessable
+//!   `Mcp-Session-Id`; later POSTs carry the id (missing: 400, unknown or
+//!   ended: 404). A request is answered as `application/json`, or as a
+//!   `text/event-stream` when it sends anything before its response
+//!   (progress, logs, `elicitation/create`) or takes longer than a moment;
+//!   the client answers the server's requests by POST (202). GET opens the
+//!   session's standalone stream, for messages no request stream can take;
+//!   DELETE ends the session and cancels its calls.
+//! - **2026-07-28**: no session. Each request gets an engine of its own for
+//!   its lifetime, after the HTTP checks of the validation ladder (see
+//!   [`modern`]); error responses carry the HTTP status the revision asks
+//!   for (400, or 404 for an unknown method). Closing the response stream
+//!   cancels the call. `subscriptions/listen` is a long-lived stream.
+//! - The 2024-11-05 HTTP+SSE transport (GET `/sse` + POST `/messages`) is
+//!   not served: deprecated since 2025-03-26, absent from the conformance
+//!   suite and dropped by the TypeScript SDK, while every maintained client
+//!   speaks Streamable HTTP; 2024-11-05 clients reach the server over stdio.
+//!
+//! Every engine queues its tool calls to the one R thread through the same
+//! [`Server::poll`](crate::server::Server::poll) interface as stdio; job ids
+//! are unique server-wide. See [`streams`] for how each message finds the
+//! stream it belongs on, and [`security`] for Host/Origin checks and tokens.
+//!
+//! Built on hyper 1 (HTTP/1.1 server only) rather than axum: the endpoint
+//! routes on headers and bodies, not paths, so a routing framework would
+//! add dependencies without removing code, while hyper gives the two
+//! things this needs directly: streaming response bodies (SSE) that notice
+//! a client going away when dropped, and limits on the request head.
+//! Everything runs on one thread with a current-thread tokio runtime; no
+//! request waits for R there (only for channels), so one thread keeps up
+//! with many clients.
+
+pub mod modern;
+pub mod security;
+pub mod streams;
+
+use crate::jsonrpc::{self, Line, Message, RequestId};
+use crate::revision::Revision;
+use crate::server::{Front, Slot};
+use crate::threads;
+use bytes::Bytes;
+use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use security::{Allowed, Policy, Refusal};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::io;
+use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use streams::{OnDrop, Piece, Postbox, SseBody, StreamRx};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const PRM_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// How the HTTP server listens and what it accepts.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Host name or address to bind (`127.0.0.1` by default).
+    pub host: String,
+    /// Port; 0 lets the system choose a free one.
+    pub port: u16,
+    /// The endpoint's path.
+    pub path: String,
+    /// Names accepted in `Host`; `None` means loopback names on a loopback
+    /// address, and is refused for any other address.
+    pub allowed_hosts: Option<Allowed>,
+    /// Origins accepted in `Origin`; `None` as for hosts.
+    pub allowed_origins: Option<Allowed>,
+    /// Bearer tokens accepted; empty means no authentication.
+    pub bearer_tokens: Vec<String>,
+    /// The canonical URL of the endpoint, for RFC 9728 protected-resource
+    /// metadata (served only when set).
+    pub resource: Option<String>,
+    /// Authorization servers named in that metadata.
+    pub authorization_servers: Vec<String>,
+    /// Largest request body, in bytes (413 beyond).
+    pub max_body_bytes: usize,
+    /// Largest request head (request line and headers), in bytes (431).
+    pub max_header_bytes: usize,
+    /// Open handshake-era sessions (503 for one more `initialize`).
+    pub max_sessions: usize,
+    /// Requests being answered at once, streams included (503 beyond).
+    pub max_streams: usize,
+    /// Open connections; more wait to be accepted.
+    pub max_connections: usize,
+    /// A session without requests or open streams for this long ends.
+    pub session_idle: Duration,
+    /// A tool call not answered within this long is answered as an event
+    /// stream, so the client sees the response is coming.
+    pub stream_after: Duration,
+    /// How often an open event stream gets a keep-alive comment.
+    pub keepalive: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            host: "127.0.0.1".into(),
+            port: 8000,
+            path: "/mcp".into(),
+            allowed_hosts: None,
+            allowed_origins: None,
+            bearer_tokens: Vec::new(),
+            resource: None,
+            authorization_servers: Vec::new(),
+            max_body_bytes: 4 * 1024 * 1024,
+            max_header_bytes: 64 * 1024,
+            max_sessions: 100,
+            max_streams: 256,
+            max_connections: 512,
+            session_idle: Duration::from_secs(30 * 60),
+            stream_after: Duration::from_millis(500),
+            keepalive: Duration::from_secs(15),
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A handshake-era session.
+struct Session {
+    slot: Arc<Slot>,
+    postbox: Arc<Postbox>,
+    revision: Revision,
+    /// The token it was opened with (see [`Policy::principal`]): a request
+    /// with another token does not find it.
+    principal: Option<usize>,
+    last_used: Mutex<Instant>,
+}
+
+impl Session {
+    fn touch(&self) {
+        *lock(&self.last_used) = Instant::now();
+    }
+}
+
+/// The state every request handler shares.
+struct Hub {
+    front: Front,
+    options: Options,
+    policy: Policy,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    streams: Arc<Semaphore>,
+}
+
+/// The running HTTP front: its thread and how to stop it.
+pub struct Listener {
+    address: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Listener {
+    /// Binds the address (errors, such as a port in use, are returned
+    /// here) and serves on a thread of its own.
+    pub fn start(options: Options, front: Front) -> io::Result<Listener> {
+        let address = (options.host.as_str(), options.port)
+            .to_socket_addrs()?
+            .next()
+            .ok_or_else(|| {
+                io::Error::new(io::ErrorKind::InvalidInput, "no address for the host")
+            })?;
+        let policy = policy_for(&options, address)?;
+        let listener = StdListener::bind(address)?;
+        listener.set_nonblocking(true)?;
+        let address = listener.local_addr()?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let hub = Arc::new(Hub {
+            front,
+            streams: Arc::new(Semaphore::new(options.max_streams)),
+            options,
+            policy,
+            sessions: Mutex::new(HashMap::new()),
+        });
+        let failed = hub.front.clone();
+        let thread = threads::spawn(
+            "http",
+            move |message| failed.fail("http", message),
+            move || runtime.block_on(serve(listener, hub, stopped)),
+        )?;
+        Ok(Listener {
+            address,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// Stops accepting and closes every connection.
+    pub fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn policy_for(options: &Options, address: SocketAddr) -> io::Result<Policy> {
+    let default = Policy::default_for(address.ip());
+    let hosts = options.allowed_hosts.clone().or_else(|| default.clone());
+    let origins = options.allowed_origins.clone().or(default);
+    match (hosts, origins) {
+        (Some(hosts), Some(origins)) => Ok(Policy {
+            hosts,
+            origins,
+            tokens: options.bearer_tokens.clone(),
+        }),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "serving on {} (not a loopback address) needs the host names and origins \
+                 clients use, or an explicit opt-out of the check",
+                address.ip()
+            ),
+        )),
+    }
+}
+
+/// The accept loop, until `stopped`; idle sessions are swept meanwhile.
+async fn serve(
+    listener: StdListener,
+    hub: Arc<Hub>,
+    mut stopped: tokio::sync::oneshot::Receiver<()>,
+) {
+    let listener = match tokio::net::TcpListener::from_std(listener) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("mcpserver: the HTTP listener failed: {e}");
+            return;
+        }
+    };
+    let connections = Arc::new(Semaphore::new(hub.options.max_connections));
+    let mut sweep = tokio::time::interval(
+        (hub.options.session_idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(30)),
+    );
+    loop {
+        let permit = tokio::select! {
+            _ = &mut stopped => break,
+            _ = sweep.tick() => {
+                hub.sweep_idle_sessions();
+                continue;
+            }
+            permit = connections.clone().acquire_owned() => match permit {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+        };
+        let accepted = tokio::select! {
+            _ = &mut stopped => break,
+            accepted = listener.accept() => accepted,
+        };
+        let Ok((stream, _)) = accepted else {
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let hub = hub.clone();
+        let header_limit = hub.options.max_header_bytes;
+        tokio::spawn(async move {
+            let _permit = permit;
+            let service = hyper::service::service_fn(move |request| {
+                let hub = hub.clone();
+                async move { Ok::<_, Infallible>(hub.handle(request).await) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .max_header_size(header_limit)
+                // A client that sends its head slowly is dropped (after
+                // hyper's 30 s), so it cannot hold a connection for ever.
+                .timer(hyper_util::rt::TokioTimer::new())
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
+    // Dropping the runtime after this drops every connection, and with
+    // them the streams; the sessions' calls are cancelled here.
+    let sessions: Vec<Arc<Session>> = lock(&hub.sessions).drain().map(|(_, s)| s).collect();
+    for session in sessions {
+        hub.front.close(&session.slot);
+    }
+}
+
+fn full(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Response<Body> {
+    let mut response = Response::new(Full::new(body.into()).boxed_unsync());
+    *response.status_mut() = status;
+    if !content_type.is_empty() {
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_str(content_type).expect("a valid type"),
+        );
+    }
+    response
+}
+
+fn empty(status: StatusCode) -> Response<Body> {
+    full(status, "", Bytes::new())
+}
+
+/// A JSON-RPC error as the whole response, with `status`.
+fn rpc_error(
+    status: StatusCode,
+    id: Option<&RequestId>,
+    code: i64,
+    message: &str,
+) -> Response<Body> {
+    full(
+        status,
+        "application/json",
+        jsonrpc::error(id, code, message, None),
+    )
+}
+
+fn error_response(status: StatusCode, id: Option<&RequestId>, error: &Value) -> Response<Body> {
+    full(
+        status,
+        "application/json",
+        jsonrpc::error_response(id, error),
+    )
+}
+
+fn header_text(headers: &HeaderMap, name: impl header::AsHeaderName) -> Option<&str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// What the client accepts, from its `Accept` header (absent: anything).
+struct Accepts {
+    json: bool,
+    sse: bool,
+}
+
+fn accepts(headers: &HeaderMap) -> Accepts {
+    let values: Vec<String> = headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .collect();
+    if values.is_empty() {
+        return Accepts {
+            json: true,
+            sse: true,
+        };
+    }
+    let any = values.iter().any(|v| v == "*/*");
+    Accepts {
+        json: any
+            || values
+                .iter()
+                .any(|v| v == "application/json" || v == "application/*"),
+        sse: any
+            || values
+                .iter()
+                .any(|v| v == "text/event-stream" || v == "text/*"),
+    }
+}
+
+/// The HTTP status of a 2026-07-28 error response.
+fn modern_status(code: Option<i64>) -> StatusCode {
+    match code {
+        Some(jsonrpc::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
+        Some(
+            jsonrpc::PARSE_ERROR
+            | jsonrpc::INVALID_REQUEST
+            | jsonrpc::INVALID_PARAMS
+            | modern::HEADER_MISMATCH
+            | jsonrpc::MISSING_CLIENT_CAPABILITY
+            | jsonrpc::UNSUPPORTED_VERSION,
+        ) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    }
+}
+
+/// A fresh session id: 128 random bits in hex (visible ASCII).
+fn new_session_id() -> String {
+    let bytes = crate::request_state::random_bytes::<16>();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A request the engine is answering, and how its answer is to be sent.
+struct Pending {
+    rx: StreamRx,
+    /// The client's way of saying it went away (the stream was dropped).
+    guard: OnDrop,
+    permit: OwnedSemaphorePermit,
+    /// Answer as a stream once this long has passed without a response.
+    stream_after: Option<Duration>,
+    accepts: Accepts,
+    /// 2026-07-28: errors get their own HTTP status.
+    modern: bool,
+}
+
+impl Hub {
+    async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Response<Body> {
+        let headers = request.headers();
+        if let Err(refusal) = self.policy.check_origin(
+            header_text(headers, header::HOST),
+            header_text(headers, header::ORIGIN),
+        ) {
+            return self.refused(refusal);
+        }
+        let path = request.uri().path().to_string();
+        if path == PRM_PATH || path == format!("{PRM_PATH}{}", self.options.path) {
+            return self.resource_metadata(request.method());
+        }
+        if path != self.options.path {
+            return full(
+                StatusCode::NOT_FOUND,
+                "text/plain",
+                "Not found: the MCP endpoint is elsewhere\n",
+            );
+        }
+        // A browser page (an allowed origin, checked above) asks first
+        // whether it may send the MCP headers; it sends no token for that.
+        let origin = header_text(headers, header::ORIGIN).map(str::to_string);
+        if request.method() == Method::OPTIONS {
+            return preflight(headers, origin.as_deref());
+        }
+        if let Err(refusal) = self
+            .policy
+            .check_token(header_text(headers, header::AUTHORIZATION))
+        {
+            return self.refused(refusal);
+        }
+        let mut response = match *request.method() {
+            Method::POST => self.post(request).await,
+            Method::GET => self.get(request.headers()),
+            Method::DELETE => self.delete(request.headers()),
+            _ => {
+                let mut r = empty(StatusCode::METHOD_NOT_ALLOWED);
+                r.headers_mut().insert(
+                    header::ALLOW,
+                    HeaderValue::from_static("GET, POST, DELETE, OPTIONS"),
+                );
+                r
+            }
+        };
+        let h = response.headers_mut();
+        h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+        if let Some(origin) = origin.and_then(|o| HeaderValue::from_str(&o).ok()) {
+            // The origin passed the check above: let its page read the answer.
+            h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+            h.insert(header::VARY, HeaderValue::from_static("Origin"));
+            h.insert(
+                header::ACCESS_CONTROL_EXPOSE_HEADERS,
+                HeaderValue::from_static("Mcp-Session-Id, WWW-Authenticate"),
+            );
+        }
+        response
+    }
+
+    fn refused(&self, refusal: Refusal) -> Response<Body> {
+        match refusal {
+            Refusal::Origin(origin) => rpc_error(
+                StatusCode::FORBIDDEN,
+                None,
+                -32000,
+                &format!("Forbidden: origin {origin:?} is not allowed"),
+            ),
+            Refusal::Host(host) => rpc_error(
+                StatusCode::MISDIRECTED_REQUEST,
+                None,
+                -32000,
+                &format!("Misdirected request: host {host:?} is not served here"),
+            ),
+            Refusal::Token { sent } => {
+                let mut challenge = String::from("Bearer");
+                if let Some(resource) = &self.options.resource {
+                    challenge.push_str(&format!(
+                        " resource_metadata=\"{}\"",
+                        prm_url(resource, &self.options.path)
+                    ));
+                }
+                if sent {
+                    let sep = if challenge == "Bearer" { " " } else { ", " };
+                    challenge.push_str(sep);
+                    challenge.push_str("error=\"invalid_token\"");
+                }
+                let mut r = rpc_error(
+                    StatusCode::UNAUTHORIZED,
+                    None,
+                    -32000,
+                    "Unauthorized: a valid bearer token is required",
+                );
+                if let Ok(value) = HeaderValue::from_str(&challenge) {
+                    r.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+                }
+                r
+            }
+        }
+    }
+
+    /// RFC 9728 protected-resource metadata, when a resource is configured.
+    fn resource_metadata(&self, method: &Method) -> Response<Body> {
+        let Some(resource) = &self.options.resource else {
+            return full(StatusCode::NOT_FOUND, "text/plain", "Not found\n");
+        };
+        if method != Method::GET {
+            return empty(StatusCode::METHOD_NOT_ALLOWED);
+        }
+        let doc = json!({
+            "resource": resource,
+            "authorization_servers": self.options.authorization_servers,
+            "bearer_methods_supported": ["header"],
+        });
+        let mut r = full(StatusCode::OK, "application/json", doc.to_string());
+        r.headers_mut().insert(
+            header::ACCESS_CONTROL_ALLOW_ORIGIN,
+            HeaderValue::from_static("*"),
+        );
+        r
+    }
+
+    async fn post(self: &Arc<Self>, request: Request<Incoming>) -> Response<Body> {
+        let (parts, body) = request.into_parts();
+        let headers = parts.headers;
+        let accepts = accepts(&headers);
+        if !accepts.json && !accepts.sse {
+            return rpc_error(
+                StatusCode::NOT_ACCEPTABLE,
+                None,
+                -32000,
+                "Not Acceptable: the client must accept application/json and text/event-stream",
+            );
+        }
+        let content_type = header_text(&headers, header::CONTENT_TYPE).unwrap_or("");
+        if !content_type
+            .trim()
+            .to_ascii_lowercase()
+            .starts_with("application/json")
+        {
+            return rpc_error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                None,
+                -32000,
+                "Unsupported Media Type: the body must be application/json",
+            );
+        }
+        let limit = self.options.max_body_bytes;
+        let declared =
+            header_text(&headers, header::CONTENT_LENGTH).and_then(|v| v.parse::<usize>().ok());
+        if declared.is_some_and(|n| n > limit) {
+            return self.too_large(limit);
+        }
+        let bytes = match Limited::new(body, limit).collect().await {
+            Ok(collected) => collected.to_bytes(),
+            Err(e) if e.is::<http_body_util::LengthLimitError>() => return self.too_large(limit),
+            Err(_) => return empty(StatusCode::BAD_REQUEST),
+        };
+        let line = jsonrpc::parse_line(&bytes);
+        let value: Option<Value> = serde_json::from_slice(&bytes).ok();
+        if is_modern(&headers, value.as_ref()) {
+            return self.post_modern(&headers, line, value, accepts).await;
+        }
+        self.post_legacy(&headers, line, accepts).await
+    }
+
+    fn too_large(&self, limit: usize) -> Response<Body> {
+        rpc_error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            None,
+            jsonrpc::INVALID_REQUEST,
+            &format!("Payload Too Large: the limit is {limit} bytes"),
+        )
+    }
+
+    /// Takes a place among the requests being answered, if there is one.
+    // The refusal is the response itself, made once per refused request.
+    #[allow(clippy::result_large_err)]
+    fn stream_permit(&self) -> Result<OwnedSemaphorePermit, Response<Body>> {
+        self.streams.clone().try_acquire_owned().map_err(|_| {
+            let mut r = rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                None,
+                -32000,
+                &format!(
+                    "Service Unavailable: {} requests are being answered already; retry shortly",
+                    self.options.max_streams
+                ),
+            );
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            r
+        })
+    }
+
+    async fn post_modern(
+        self: &Arc<Self>,
+        headers: &HeaderMap,
+        line: Line,
+        value: Option<Value>,
+        accepts: Accepts,
+    ) -> Response<Body> {
+        let (id, method) = match &line {
+            Line::Single(Message::Request { id, method, .. }) => (id.clone(), method.clone()),
+            Line::Single(Message::Notification { .. }) => return empty(StatusCode::ACCEPTED),
+            Line::ParseError(_) | Line::Blank | Line::NotUtf8 { .. } => {
+                return rpc_error(StatusCode::BAD_REQUEST, None, jsonrpc::PARSE_ERROR, "Parse error")
+            }
+            _ => {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    jsonrpc::INVALID_REQUEST,
+                    "Invalid Request: protocol revision 2026-07-28 takes one request or notification per POST",
+                )
+            }
+        };
+        let params = value
+            .as_ref()
+            .and_then(|v| v.get("params"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let checked = modern::check_envelope(None, &params)
+            .and_then(|_| modern::check_routing(headers, &method, &params))
+            .and_then(|_| {
+                if method == "tools/call" && version_supported(&params) {
+                    modern::check_param_headers(headers, self.front.registry(), &params)
+                } else {
+                    Ok(())
+                }
+            });
+        if let Err(error) = checked {
+            return error_response(StatusCode::BAD_REQUEST, Some(&id), &error);
+        }
+        let permit = match self.stream_permit() {
+            Ok(p) => p,
+            Err(r) => return r,
+        };
+        let postbox = Arc::new(Postbox::default());
+        let slot = self.front.request_slot(postbox.clone());
+        let (tx, rx) = streams::stream();
+        postbox.open(&id, tx);
+        // Closing the response stream cancels the request (and a
+        // subscription), and nothing more is sent for it.
+        let guard = {
+            let front = self.front.clone();
+            let slot = slot.clone();
+            let id = id.clone();
+            OnDrop::new(move || {
+                let cancel = format!(
+                    "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":{}}}}}",
+                    id.as_json()
+                );
+                front.inbound(&slot, None, jsonrpc::parse_line(cancel.as_bytes()));
+            })
+        };
+        let long_lived = method == "tools/call" || method == "subscriptions/listen";
+        self.front.inbound(&slot, Some(id), line);
+        let pending = Pending {
+            rx,
+            guard,
+            permit,
+            stream_after: long_lived.then_some(self.options.stream_after),
+            accepts,
+            modern: true,
+        };
+        self.answer(pending).await
+    }
+
+    async fn post_legacy(
+        self: &Arc<Self>,
+        headers: &HeaderMap,
+        line: Line,
+        accepts: Accepts,
+    ) -> Response<Body> {
+        // Messages that cannot be handed to an engine are answered here.
+        match &line {
+            Line::Blank | Line::ParseError(_) => {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    jsonrpc::PARSE_ERROR,
+                    "Parse error",
+                )
+            }
+            Line::NotUtf8 {
+                id,
+                response: false,
+                ..
+            } => {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    Some(id),
+                    jsonrpc::PARSE_ERROR,
+                    "Parse error: the body is not UTF-8",
+                )
+            }
+            Line::Single(Message::Invalid { id: None, reason }) => {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    jsonrpc::INVALID_REQUEST,
+                    &format!("Invalid Request: {reason}"),
+                )
+            }
+            _ => {}
+        }
+        if let Line::Single(Message::Request { id, method, .. }) = &line {
+            if method == "initialize" {
+                let id = id.clone();
+                let principal = self
+                    .policy
+                    .principal(header_text(headers, header::AUTHORIZATION));
+                return self.initialize(id, line, accepts, principal).await;
+            }
+        }
+        let session = match self.session_of(headers) {
+            Ok(s) => s,
+            Err(r) => return r,
+        };
+        if let Some(version) = header_text(headers, "mcp-protocol-version") {
+            if Revision::parse(version.trim()).is_none_or(|r| r.is_modern()) {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    -32000,
+                    &format!("Bad Request: unsupported MCP-Protocol-Version {version:?}"),
+                );
+            }
+        }
+        if let Line::Batch(_) = &line {
+            if !session.revision.allows_batches() {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    jsonrpc::INVALID_REQUEST,
+                    "Invalid Request: JSON-RPC batches are only part of protocol revision 2025-03-26",
+                );
+            }
+        }
+        session.touch();
+        let ids = request_ids(&line);
+        if ids.is_empty() {
+            // Notifications and responses (answers to the server's requests).
+            self.front.inbound(&session.slot, None, line);
+            return empty(StatusCode::ACCEPTED);
+        }
+        let permit = match self.stream_permit() {
+            Ok(p) => p,
+            Err(r) => return r,
+        };
+        let (tx, rx) = streams::stream();
+        for (n, id) in ids.iter().enumerate() {
+            if !session.postbox.open(id, tx.clone()) {
+                for opened in &ids[..n] {
+                    session.postbox.forget(opened);
+                }
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    Some(id),
+                    jsonrpc::INVALID_REQUEST,
+                    "Invalid Request: a request with this id is still being answered",
+                );
+            }
+        }
+        drop(tx);
+        // A client that goes away before its answer is not cancelling
+        // (handshake-era clients send notifications/cancelled for that);
+        // what the engine still sends for the request is dropped.
+        let guard = {
+            let postbox = session.postbox.clone();
+            let ids = ids.clone();
+            OnDrop::new(move || ids.iter().for_each(|id| postbox.forget(id)))
+        };
+        let single = matches!(line, Line::Single(_));
+        let long_lived = single && is_tool_call(&line);
+        let cause = if single { ids.first().cloned() } else { None };
+        self.front.inbound(&session.slot, cause, line);
+        let pending = Pending {
+            rx,
+            guard,
+            permit,
+            stream_after: long_lived.then_some(self.options.stream_after),
+            accepts,
+            modern: false,
+        };
+        self.answer(pending).await
+    }
+
+    async fn initialize(
+        self: &Arc<Self>,
+        id: RequestId,
+        line: Line,
+        accepts: Accepts,
+        principal: Option<usize>,
+    ) -> Response<Body> {
+        if lock(&self.sessions).len() >= self.options.max_sessions {
+            return rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Some(&id),
+                -32000,
+                &format!(
+                    "Service Unavailable: {} sessions are open, the most this server holds",
+                    self.options.max_sessions
+                ),
+            );
+        }
+        let postbox = Arc::new(Postbox::default());
+        let slot = self.front.session_slot(postbox.clone());
+        let (tx, mut rx) = streams::stream();
+        postbox.open(&id, tx);
+        self.front.inbound(&slot, Some(id.clone()), line);
+        // `initialize` is answered at once, within the step above.
+        let Ok(Piece::Final(answer)) = rx.try_recv() else {
+            return rpc_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Some(&id),
+                jsonrpc::INTERNAL_ERROR,
+                "initialize was not answered",
+            );
+        };
+        let negotiated = serde_json::from_str::<Value>(&answer).ok().and_then(|v| {
+            v["result"]["protocolVersion"]
+                .as_str()
+                .and_then(Revision::parse)
+        });
+        let content_type = if accepts.json {
+            "application/json"
+        } else {
+            "text/event-stream"
+        };
+        let body = if accepts.json {
+            Bytes::from(answer)
+        } else {
+            streams::sse_event(&answer)
+        };
+        let mut response = full(StatusCode::OK, content_type, body);
+        if let Some(revision) = negotiated {
+            let session_id = new_session_id();
+            let session = Arc::new(Session {
+                slot,
+                postbox,
+                revision,
+                principal,
+                last_used: Mutex::new(Instant::now()),
+            });
+            lock(&self.sessions).insert(session_id.clone(), session);
+            response.headers_mut().insert(
+                SESSION_HEADER,
+                HeaderValue::from_str(&session_id).expect("hex is a valid header value"),
+            );
+        }
+        response
+    }
+
+    /// The session a request names: 400 without the header, 404 for an
+    /// unknown or ended one.
+    #[allow(clippy::result_large_err)]
+    fn session_of(&self, headers: &HeaderMap) -> Result<Arc<Session>, Response<Body>> {
+        let Some(id) = header_text(headers, SESSION_HEADER) else {
+            return Err(rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                -32000,
+                "Bad Request: no Mcp-Session-Id header; send initialize first to start a session",
+            ));
+        };
+        let principal = self
+            .policy
+            .principal(header_text(headers, header::AUTHORIZATION));
+        lock(&self.sessions)
+            .get(id.trim())
+            .filter(|session| session.principal == principal)
+            .cloned()
+            .ok_or_else(|| {
+                rpc_error(
+                StatusCode::NOT_FOUND,
+                None,
+                -32001,
+                "Session not found: it ended or never existed; send initialize to start a new one",
+            )
+            })
+    }
+
+    /// GET: the session's standalone stream.
+    fn get(&self, headers: &HeaderMap) -> Response<Body> {
+        if header_text(headers, SESSION_HEADER).is_none() {
+            let mut r = empty(StatusCode::METHOD_NOT_ALLOWED);
+            r.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST"));
+            return r;
+        }
+        let session = match self.session_of(headers) {
+            Ok(s) => s,
+            Err(r) => return r,
+        };
+        if !accepts(headers).sse {
+            return rpc_error(
+                StatusCode::NOT_ACCEPTABLE,
+                None,
+                -32000,
+                "Not Acceptable: the client must accept text/event-stream",
+            );
+        }
+        let permit = match self.stream_permit() {
+            Ok(p) => p,
+            Err(r) => return r,
+        };
+        let (tx, rx) = streams::stream();
+        if !session.postbox.open_standalone(tx) {
+            return rpc_error(
+                StatusCode::CONFLICT,
+                None,
+                -32000,
+                "Conflict: this session's GET stream is open already",
+            );
+        }
+        session.touch();
+        let body = SseBody::new(
+            None,
+            rx,
+            self.options.keepalive,
+            OnDrop::new(|| {}),
+            Some(permit),
+        );
+        sse_response(body)
+    }
+
+    /// DELETE: ends the session, cancelling its calls.
+    fn delete(&self, headers: &HeaderMap) -> Response<Body> {
+        let Some(id) = header_text(headers, SESSION_HEADER) else {
+            let mut r = empty(StatusCode::METHOD_NOT_ALLOWED);
+            r.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST"));
+            return r;
+        };
+        if let Err(refused) = self.session_of(headers) {
+            return refused;
+        }
+        let Some(session) = lock(&self.sessions).remove(id.trim()) else {
+            return rpc_error(StatusCode::NOT_FOUND, None, -32001, "Session not found");
+        };
+        self.front.close(&session.slot);
+        empty(StatusCode::OK)
+    }
+
+    /// Ends sessions idle for longer than the limit: no request for that
+    /// long, no call running and no stream open.
+    fn sweep_idle_sessions(&self) {
+        let limit = self.options.session_idle;
+        let idle: Vec<Arc<Session>> = {
+            let mut sessions = lock(&self.sessions);
+            let expired: Vec<String> = sessions
+                .iter()
+                .filter(|(_, s)| {
+                    lock(&s.last_used).elapsed() >= limit
+                        && !s.postbox.has_open_streams()
+                        && self.front.pending_calls(&s.slot) == 0
+                })
+                .map(|(id, _)| id.clone())
+                .collect();
+            expired
+                .iter()
+                .filter_map(|id| sessions.remove(id))
+                .collect()
+        };
+        for session in idle {
+            self.front.close(&session.slot);
+        }
+    }
+
+    /// Sends what the engine answers: JSON if the response comes first,
+    /// an event stream if anything precedes it or it takes a while.
+    async fn answer(&self, pending: Pending) -> Response<Body> {
+        let Pending {
+            mut rx,
+            mut guard,
+            permit,
+            stream_after,
+            accepts,
+            modern,
+        } = pending;
+        // `None` once `stream_after` has passed with nothing to send yet.
+        let first = match (stream_after, accepts.sse) {
+            (Some(after), true) => tokio::time::timeout(after, rx.recv()).await.ok(),
+            _ => Some(rx.recv().await),
+        };
+        // `Some(None)`: the call was cancelled (or the server is stopping),
+        // so nothing will be sent, and an event stream ends empty.
+        let first = first.flatten();
+        let status_of = |answer: &str| {
+            if modern {
+                modern_status(streams::error_code(answer))
+            } else {
+                StatusCode::OK
+            }
+        };
+        if let Some(Piece::Final(answer)) = &first {
+            guard.disarm();
+            return if accepts.json {
+                full(status_of(answer), "application/json", answer.clone())
+            } else {
+                full(
+                    status_of(answer),
+                    "text/event-stream",
+                    streams::sse_event(answer),
+                )
+            };
+        }
+        if !accepts.sse {
+            // JSON only: what precedes the response cannot be sent.
+            loop {
+                match rx.recv().await {
+                    Some(Piece::Final(answer)) => {
+                        guard.disarm();
+                        return full(status_of(&answer), "application/json", answer);
+                    }
+                    Some(Piece::Note(_)) => continue,
+                    None => {
+                        guard.disarm();
+                        return empty(StatusCode::NO_CONTENT);
+                    }
+                }
+            }
+        }
+        let body = SseBody::new(first, rx, self.options.keepalive, guard, Some(permit));
+        sse_response(body)
+    }
+}
+
+fn sse_response(body: SseBody) -> Response<Body> {
+    let mut r = Response::new(BodyExt::boxed_unsync(body));
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    r
+}
+
+/// The answer to a CORS preflight from an allowed origin: the methods and
+/// the headers it asked for (MCP's own, `Authorization`, `Mcp-Param-*`).
+fn preflight(headers: &HeaderMap, origin: Option<&str>) -> Response<Body> {
+    let mut r = empty(StatusCode::NO_CONTENT);
+    let h = r.headers_mut();
+    if let Some(origin) = origin.and_then(|o| HeaderValue::from_str(o).ok()) {
+        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        h.insert(header::VARY, HeaderValue::from_static("Origin"));
+    }
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, POST, DELETE, OPTIONS"),
+    );
+    if let Some(asked) = headers.get(header::ACCESS_CONTROL_REQUEST_HEADERS) {
+        h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, asked.clone());
+    }
+    h.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("600"),
+    );
+    r
+}
+
+fn prm_url(resource: &str, path: &str) -> String {
+    // The metadata of `https://host/mcp` is at
+    // `https://host/.well-known/oauth-protected-resource/mcp`.
+    match resource.split_once("://") {
+        Some((scheme, rest)) => {
+            let authority = rest.split('/').next().unwrap_or(rest);
+            format!("{scheme}://{authority}{PRM_PATH}{path}")
+        }
+        None => format!("{PRM_PATH}{path}"),
+    }
+}
+
+/// Whether a POST is a 2026-07-28 request: its body names a version in
+/// `params._meta`, or its `MCP-Protocol-Version` header is not a
+/// handshake-era revision.
+fn is_modern(headers: &HeaderMap, body: Option<&Value>) -> bool {
+    let enveloped = body
+        .and_then(|b| b.get("params"))
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+        .is_some();
+    if enveloped {
+        return true;
+    }
+    if body.is_some_and(|b| b.get("method").and_then(Value::as_str) == Some("initialize")) {
+        return false;
+    }
+    match header_text(headers, "mcp-protocol-version") {
+        Some(v) => Revision::parse(v.trim()).is_none_or(|r| r.is_modern()),
+        None => false,
+    }
+}
+
+fn version_supported(params: &Value) -> bool {
+    params
+        .get("_meta")
+        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+        .and_then(Value::as_str)
+        .and_then(Revision::parse)
+        .is_some_and(Revision::is_modern)
+}
+
+fn is_tool_call(line: &Line) -> bool {
+    matches!(line, Line::Single(Message::Request { method, .. }) if method == "tools/call")
+}
+
+/// The ids of the requests in a message or batch (what will be answered).
+fn request_ids(line: &Line) -> Vec<RequestId> {
+    let id_of = |m: &Message| match m {
+        Message::Request { id, .. } => Some(id.clone()),
+        // An unreadable answer to one of the server's own requests is not
+        // answered: the tool waiting for it learns why instead.
+        Message::Invalid { id: Some(id), .. } if !id.as_json().starts_with("\"mcpserver-ask-") => {
+            Some(id.clone())
+        }
+        _ => None,
+    };
+    match line {
+        Line::Single(m) => id_of(m).into_iter().collect(),
+        Line::Batch(ms) => ms.iter().filter_map(id_of).collect(),
+        _ => Vec::new(),
+    }
+}

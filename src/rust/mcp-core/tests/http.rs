@@ -1,0 +1,1154 @@
+//! The Streamable HTTP server on a real socket, driven with raw HTTP, with a
+//! stand-in for R's main thread that answers the tool calls.
+
+mod common;
+
+use common::{check_message, done_text};
+use mcp_core::board::Interrupter;
+use mcp_core::engine::{Config, InputMode, Outcome, Progress};
+use mcp_core::http::security::Allowed;
+use mcp_core::http::Options;
+use mcp_core::registry::Registry;
+use mcp_core::revision::Revision;
+use mcp_core::server::{Polled, Server};
+use mcp_core::tool::ToolDef;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+const MODERN: &str = "2026-07-28";
+const WAIT: Duration = Duration::from_secs(10);
+
+fn tool(name: &str, schema: Value) -> ToolDef {
+    ToolDef {
+        name: name.into(),
+        description: Some(format!("the {name} tool")),
+        input_schema: schema,
+        ..ToolDef::default()
+    }
+}
+
+fn tools() -> Vec<ToolDef> {
+    let empty = json!({"type": "object", "properties": {}});
+    vec![
+        tool(
+            "echo",
+            json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+        ),
+        tool("slow", empty.clone()),
+        tool("progress", empty.clone()),
+        tool("ask", empty.clone()),
+        tool(
+            "weather",
+            json!({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}),
+        ),
+        ToolDef {
+            task_support: mcp_core::tool::TaskSupport::Required,
+            ..tool("task_only", empty.clone())
+        },
+    ]
+}
+
+/// What the stand-in for R saw.
+#[derive(Debug, PartialEq)]
+enum Seen {
+    Cancelled(String),
+}
+
+/// A server on a free port, and the thread standing in for R.
+struct Harness {
+    address: SocketAddr,
+    stop: Arc<AtomicBool>,
+    r_thread: Option<JoinHandle<()>>,
+    seen: mpsc::Receiver<Seen>,
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.r_thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn options() -> Options {
+    Options {
+        port: 0,
+        stream_after: Duration::from_millis(100),
+        keepalive: Duration::from_millis(100),
+        ..Options::default()
+    }
+}
+
+fn start(options: Options) -> Harness {
+    let server = Server::start_http(
+        Config::default(),
+        Registry::new(tools()).unwrap(),
+        options,
+        Interrupter::new(|| {}, || {}),
+    )
+    .expect("the server starts");
+    let address = server.http_address().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (seen_tx, seen) = mpsc::channel();
+    let stopping = stop.clone();
+    let r_thread = std::thread::spawn(move || stand_in_for_r(server, stopping, seen_tx));
+    Harness {
+        address,
+        stop,
+        r_thread: Some(r_thread),
+        seen,
+    }
+}
+
+/// Runs tool calls one at a time, as R does, until told to stop.
+fn stand_in_for_r(mut server: Server, stop: Arc<AtomicBool>, seen: mpsc::Sender<Seen>) {
+    while !stop.load(Ordering::SeqCst) {
+        let job = match server.poll(Duration::from_millis(50), Duration::from_millis(10), || {
+            false
+        }) {
+            Polled::Job(job) => job,
+            Polled::Idle => continue,
+            other => panic!("unexpected {other:?}"),
+        };
+        let name = server.registry().tool(job.tool).def.name.clone();
+        let outcome = match name.as_str() {
+            "echo" => done_text(&Value::Object(job.arguments.clone()).to_string()),
+            "slow" => {
+                while !server.is_cancelled(job.id) && !stop.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                let _ = seen.send(Seen::Cancelled(job.context.request_id.to_string()));
+                Outcome::Cancelled
+            }
+            "progress" => {
+                for step in [1.0, 2.0] {
+                    let update = Progress {
+                        progress: step,
+                        total: Some(2.0),
+                        message: None,
+                    };
+                    server.progress(job.id, update);
+                    std::thread::sleep(Duration::from_millis(60));
+                }
+                done_text("progressed")
+            }
+            "ask" => {
+                let request = json!({"method": "elicitation/create", "params": {
+                    "message": "Your name?",
+                    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}});
+                match (&job.context.input, job.context.answers.get("name")) {
+                    (_, Some(answer)) => done_text(&format!(
+                        "Hello, {}!",
+                        answer["content"]["name"].as_str().unwrap_or("?")
+                    )),
+                    (InputMode::Retry, None) => Outcome::InputRequired {
+                        key: "name".into(),
+                        request,
+                    },
+                    (InputMode::Ask, None) => {
+                        let answer = server
+                            .ask(job.id, "name".into(), request)
+                            .recv_timeout(WAIT);
+                        match answer {
+                            Ok(Ok(a)) => done_text(&format!(
+                                "Hello, {}!",
+                                a["content"]["name"].as_str().unwrap_or("?")
+                            )),
+                            other => done_text(&format!("no answer: {other:?}")),
+                        }
+                    }
+                    (mode, None) => done_text(&format!("cannot ask: {mode:?}")),
+                }
+            }
+            _ => done_text("ok"),
+        };
+        server.complete(job.id, outcome);
+    }
+    server.stop();
+}
+
+/// One response, read to its end (HTTP/1.0: the body ends with the connection).
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    reader: BufReader<TcpStream>,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn is_sse(&self) -> bool {
+        self.header("content-type") == Some("text/event-stream")
+    }
+
+    fn body(mut self) -> String {
+        let mut body = String::new();
+        self.reader.read_to_string(&mut body).unwrap();
+        body
+    }
+
+    /// The body as one JSON message.
+    fn json(self) -> Value {
+        let body = self.body();
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
+    }
+
+    /// The next SSE event's message, skipping comments; `None` at the end.
+    /// Every `data:` line must hold one whole message on one line.
+    fn event(&mut self) -> Option<Value> {
+        let mut data = None;
+        loop {
+            let mut line = String::new();
+            if self.reader.read_line(&mut line).unwrap() == 0 {
+                return data;
+            }
+            let line = line.trim_end_matches('\n');
+            if line.is_empty() {
+                if data.is_some() {
+                    return data;
+                }
+                continue;
+            }
+            if let Some(text) = line.strip_prefix("data: ") {
+                assert!(data.is_none(), "one data line per event");
+                data = Some(
+                    serde_json::from_str(text)
+                        .unwrap_or_else(|e| panic!("data line not JSON ({e}): {text}")),
+                );
+            }
+        }
+    }
+
+    /// Messages of the event stream up to and including the response.
+    fn events_until_response(&mut self) -> Vec<Value> {
+        let mut events = Vec::new();
+        while let Some(e) = self.event() {
+            let done = e.get("result").is_some() || e.get("error").is_some();
+            events.push(e);
+            if done {
+                break;
+            }
+        }
+        events
+    }
+}
+
+fn send(
+    address: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Reply {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(WAIT)).unwrap();
+    let mut head = format!("{method} {path} HTTP/1.0\r\n");
+    let has = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
+    if !has("host") {
+        head.push_str(&format!("Host: 127.0.0.1:{}\r\n", address.port()));
+    }
+    if !has("accept") {
+        head.push_str("Accept: application/json, text/event-stream\r\n");
+    }
+    if !has("content-type") && !body.is_empty() {
+        head.push_str("Content-Type: application/json\r\n");
+    }
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut status_line = String::new();
+    reader.read_line(&mut status_line).unwrap();
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {status_line:?}"));
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        let (k, v) = line.split_once(':').unwrap();
+        headers.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    Reply {
+        status,
+        headers,
+        reader,
+    }
+}
+
+fn post(address: SocketAddr, headers: &[(&str, &str)], body: &Value) -> Reply {
+    send(address, "POST", "/mcp", headers, &body.to_string())
+}
+
+fn initialize(address: SocketAddr, capabilities: Value) -> String {
+    let reply = post(
+        address,
+        &[],
+        &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":capabilities,"clientInfo":{"name":"t","version":"1"}}}),
+    );
+    assert_eq!(reply.status, 200);
+    let session = reply
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_string();
+    assert!(session.len() >= 32 && session.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+    let answer = reply.json();
+    check_message(Revision::V2025_11_25, &answer, Some("InitializeResult"));
+    let done = post(
+        address,
+        &[("Mcp-Session-Id", &session)],
+        &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    );
+    assert_eq!(done.status, 202);
+    session
+}
+
+fn call(id: u64, tool: &str, arguments: Value) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":arguments}})
+}
+
+fn envelope() -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}})
+}
+
+fn modern(id: u64, method: &str, mut params: Value) -> Value {
+    params["_meta"] = envelope();
+    json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})
+}
+
+fn modern_headers<'a>(method: &'a str, name: Option<&'a str>) -> Vec<(&'a str, &'a str)> {
+    let mut h = vec![("MCP-Protocol-Version", MODERN), ("Mcp-Method", method)];
+    if let Some(name) = name {
+        h.push(("Mcp-Name", name));
+    }
+    h
+}
+
+#[test]
+fn a_session_lives_from_initialize_to_delete() {
+    let h = start(options());
+    let session = initialize(h.address, json!({}));
+    let list = json!({"jsonrpc":"2.0","id":1,"method":"tools/list"});
+    let reply = post(
+        h.address,
+        &[
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        &list,
+    );
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.header("content-type"), Some("application/json"));
+    let answer = reply.json();
+    check_message(Revision::V2025_11_25, &answer, Some("ListToolsResult"));
+    assert_eq!(answer["result"]["tools"][0]["name"], "echo");
+
+    assert_eq!(post(h.address, &[], &list).status, 400, "no session id");
+    assert_eq!(
+        post(h.address, &[("Mcp-Session-Id", "nope")], &list).status,
+        404
+    );
+    let bad_version = post(
+        h.address,
+        &[
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "1999-01-01"),
+        ],
+        &list,
+    );
+    assert_eq!(bad_version.status, 400);
+
+    assert_eq!(
+        send(
+            h.address,
+            "DELETE",
+            "/mcp",
+            &[("Mcp-Session-Id", &session)],
+            ""
+        )
+        .status,
+        200
+    );
+    assert_eq!(
+        post(h.address, &[("Mcp-Session-Id", &session)], &list).status,
+        404
+    );
+    assert_eq!(
+        send(
+            h.address,
+            "DELETE",
+            "/mcp",
+            &[("Mcp-Session-Id", &session)],
+            ""
+        )
+        .status,
+        404
+    );
+}
+
+#[test]
+fn a_call_that_reports_progress_is_answered_as_an_event_stream() {
+    let h = start(options());
+    let session = initialize(h.address, json!({}));
+    let mut request = call(7, "progress", json!({}));
+    request["params"]["_meta"] = json!({"progressToken": "p-1"});
+    let mut reply = post(h.address, &[("Mcp-Session-Id", &session)], &request);
+    assert_eq!(reply.status, 200);
+    assert!(reply.is_sse(), "{:?}", reply.headers);
+    let events = reply.events_until_response();
+    let progress: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["method"] == "notifications/progress")
+        .collect();
+    assert_eq!(progress.len(), 2, "{events:?}");
+    for e in &progress {
+        assert_eq!(e["params"]["progressToken"], "p-1");
+        check_message(Revision::V2025_11_25, e, Some("ProgressNotification"));
+    }
+    let last = events.last().unwrap();
+    assert_eq!(last["id"], 7);
+    check_message(Revision::V2025_11_25, last, Some("CallToolResult"));
+    assert_eq!(last["result"]["content"][0]["text"], "progressed");
+}
+
+#[test]
+fn a_tool_asks_the_user_on_its_call_stream_and_the_answer_comes_by_post() {
+    let h = start(options());
+    let session = initialize(h.address, json!({"elicitation": {}}));
+    let mut reply = post(
+        h.address,
+        &[("Mcp-Session-Id", &session)],
+        &call(3, "ask", json!({})),
+    );
+    assert!(reply.is_sse());
+    let ask = reply.event().expect("the server's request");
+    assert_eq!(ask["method"], "elicitation/create");
+    check_message(Revision::V2025_11_25, &ask, Some("ElicitRequest"));
+    let answer = json!({"jsonrpc":"2.0","id":ask["id"],"result":{"action":"accept","content":{"name":"Ada"}}});
+    assert_eq!(
+        post(h.address, &[("Mcp-Session-Id", &session)], &answer).status,
+        202
+    );
+    let result = reply.events_until_response().pop().unwrap();
+    assert_eq!(result["id"], 3);
+    assert_eq!(result["result"]["content"][0]["text"], "Hello, Ada!");
+}
+
+#[test]
+fn sessions_keep_their_own_state_and_ids_among_concurrent_clients() {
+    let h = start(options());
+    let address = h.address;
+    let clients: Vec<_> = (0..8)
+        .map(|n| {
+            std::thread::spawn(move || {
+                let session = initialize(address, json!({}));
+                // Every client uses the same request id: sessions keep them apart.
+                let reply = post(
+                    address,
+                    &[("Mcp-Session-Id", &session)],
+                    &call(1, "echo", json!({"text": format!("client {n}")})),
+                );
+                let mut reply = reply;
+                let answer = if reply.is_sse() {
+                    reply.events_until_response().pop().unwrap()
+                } else {
+                    reply.json()
+                };
+                check_message(Revision::V2025_11_25, &answer, Some("CallToolResult"));
+                let text: Value =
+                    serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap())
+                        .unwrap();
+                assert_eq!(text["text"], format!("client {n}"));
+                session
+            })
+        })
+        .collect();
+    let sessions: Vec<String> = clients.into_iter().map(|c| c.join().unwrap()).collect();
+    let mut unique = sessions.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), sessions.len(), "every session id is new");
+}
+
+#[test]
+fn the_get_stream_is_one_per_session_and_needs_a_session() {
+    let h = start(options());
+    let session = initialize(h.address, json!({}));
+    let first = send(
+        h.address,
+        "GET",
+        "/mcp",
+        &[
+            ("Mcp-Session-Id", &session),
+            ("Accept", "text/event-stream"),
+        ],
+        "",
+    );
+    assert_eq!(first.status, 200);
+    assert!(first.is_sse());
+    let second = send(
+        h.address,
+        "GET",
+        "/mcp",
+        &[
+            ("Mcp-Session-Id", &session),
+            ("Accept", "text/event-stream"),
+        ],
+        "",
+    );
+    assert_eq!(second.status, 409);
+    assert_eq!(
+        send(
+            h.address,
+            "GET",
+            "/mcp",
+            &[("Accept", "text/event-stream")],
+            ""
+        )
+        .status,
+        405
+    );
+    assert_eq!(
+        send(h.address, "GET", "/mcp", &[("Mcp-Session-Id", "gone")], "").status,
+        404
+    );
+    assert_eq!(send(h.address, "PUT", "/mcp", &[], "").status, 405);
+}
+
+#[test]
+fn stateless_requests_follow_the_validation_ladder() {
+    let h = start(options());
+    let discover = post(
+        h.address,
+        &modern_headers("server/discover", None),
+        &modern(1, "server/discover", json!({})),
+    );
+    assert_eq!(discover.status, 200);
+    assert!(
+        discover.header("mcp-session-id").is_none(),
+        "no sessions in 2026-07-28"
+    );
+    let answer = discover.json();
+    check_message(Revision::V2026_07_28, &answer, Some("DiscoverResult"));
+
+    // Rung 1: the envelope.
+    let bare = json!({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion": MODERN}}});
+    let reply = post(h.address, &modern_headers("tools/list", None), &bare);
+    assert_eq!(reply.status, 400);
+    let error = reply.json();
+    assert_eq!(error["error"]["code"], -32602);
+    assert_eq!(error["id"], 2);
+    // Rung 2 before rung 3: a header naming another version.
+    let mut future = modern(3, "tools/list", json!({}));
+    future["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("v999.0.0");
+    let reply = post(h.address, &modern_headers("tools/list", None), &future);
+    assert_eq!(
+        (reply.status, reply.json()["error"]["code"].clone()),
+        (400, json!(-32020))
+    );
+    // Rung 3: agreeing headers, unsupported version.
+    let reply = post(
+        h.address,
+        &[
+            ("MCP-Protocol-Version", "v999.0.0"),
+            ("Mcp-Method", "tools/list"),
+        ],
+        &future,
+    );
+    assert_eq!(reply.status, 400);
+    let error = reply.json();
+    check_message(Revision::V2026_07_28, &error, None);
+    assert_eq!(error["error"]["code"], -32022);
+    assert_eq!(error["error"]["data"]["requested"], "v999.0.0");
+    // Mcp-Method mismatch, and case matters in values.
+    let reply = post(
+        h.address,
+        &modern_headers("TOOLS/LIST", None),
+        &modern(4, "tools/list", json!({})),
+    );
+    assert_eq!(
+        (reply.status, reply.json()["error"]["code"].clone()),
+        (400, json!(-32020))
+    );
+    // Mcp-Name with spaces around it is accepted; a wrong one is not.
+    let reply = post(
+        h.address,
+        &modern_headers("tools/call", Some("  echo  ")),
+        &modern(5, "tools/call", json!({"name":"echo","arguments":{}})),
+    );
+    assert_eq!(reply.status, 200);
+    let reply = post(
+        h.address,
+        &modern_headers("tools/call", Some("slow")),
+        &modern(6, "tools/call", json!({"name":"echo","arguments":{}})),
+    );
+    assert_eq!(
+        (reply.status, reply.json()["error"]["code"].clone()),
+        (400, json!(-32020))
+    );
+    // Rung 4: x-mcp-header arguments.
+    let weather = modern(
+        7,
+        "tools/call",
+        json!({"name":"weather","arguments":{"region":"eu"}}),
+    );
+    let mut headers = modern_headers("tools/call", Some("weather"));
+    assert_eq!(post(h.address, &headers, &weather).status, 400);
+    headers.push(("Mcp-Param-Region", "eu"));
+    assert_eq!(post(h.address, &headers, &weather).status, 200);
+    // Rung 5: removed and unknown methods are 404.
+    for method in ["ping", "initialize", "logging/setLevel", "nope/nothing"] {
+        let reply = post(
+            h.address,
+            &modern_headers(method, None),
+            &modern(8, method, json!({})),
+        );
+        assert_eq!(reply.status, 404, "{method}");
+        let error = reply.json();
+        assert_eq!(error["error"]["code"], -32601);
+        check_message(Revision::V2026_07_28, &error, None);
+    }
+    // Notifications are accepted and dropped; GET and DELETE are not served.
+    let note = json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"_meta":envelope()}});
+    assert_eq!(
+        post(
+            h.address,
+            &modern_headers("notifications/cancelled", None),
+            &note
+        )
+        .status,
+        202
+    );
+    assert_eq!(
+        send(
+            h.address,
+            "GET",
+            "/mcp",
+            &[("MCP-Protocol-Version", MODERN)],
+            ""
+        )
+        .status,
+        405
+    );
+}
+
+#[test]
+fn a_stateless_call_needing_input_is_answered_with_input_required_and_retried() {
+    let h = start(options());
+    let headers = modern_headers("tools/call", Some("ask"));
+    let reply = post(
+        h.address,
+        &headers,
+        &modern(1, "tools/call", json!({"name":"ask","arguments":{}})),
+    );
+    assert_eq!(reply.status, 200);
+    let first = reply.json();
+    check_message(Revision::V2026_07_28, &first, Some("InputRequiredResult"));
+    assert_eq!(first["result"]["resultType"], "input_required");
+    let state = first["result"]["requestState"].clone();
+    // The retry is another request on another connection (another engine).
+    let retry = modern(
+        2,
+        "tools/call",
+        json!({"name":"ask","arguments":{},"requestState":state,
+        "inputResponses":{"name":{"action":"accept","content":{"name":"Ada"}}}}),
+    );
+    let answer = post(h.address, &headers, &retry).json();
+    check_message(Revision::V2026_07_28, &answer, Some("CallToolResult"));
+    assert_eq!(answer["result"]["content"][0]["text"], "Hello, Ada!");
+    // Used once only.
+    let again = post(h.address, &headers, &retry);
+    assert_eq!(again.status, 400);
+}
+
+#[test]
+fn closing_a_stateless_response_stream_cancels_the_call() {
+    let h = start(options());
+    let mut reply = post(
+        h.address,
+        &modern_headers("tools/call", Some("slow")),
+        &modern(42, "tools/call", json!({"name":"slow","arguments":{}})),
+    );
+    assert_eq!(reply.status, 200);
+    assert!(reply.is_sse(), "a call that takes a while is streamed");
+    // A keep-alive comment arrives; then the client goes away.
+    let mut line = String::new();
+    reply.reader.read_line(&mut line).unwrap();
+    drop(reply);
+    assert_eq!(h.seen.recv_timeout(WAIT), Ok(Seen::Cancelled("42".into())));
+}
+
+#[test]
+fn a_listen_stream_is_acknowledged_and_held_open() {
+    let h = start(options());
+    let mut reply = post(
+        h.address,
+        &modern_headers("subscriptions/listen", None),
+        &modern(
+            9,
+            "subscriptions/listen",
+            json!({"notifications": {"toolsListChanged": true}}),
+        ),
+    );
+    assert_eq!(reply.status, 200);
+    assert!(reply.is_sse());
+    let ack = reply.event().unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        9
+    );
+    check_message(Revision::V2026_07_28, &ack, None);
+}
+
+#[test]
+fn dns_rebinding_is_refused_and_loopback_names_are_served() {
+    let h = start(options());
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+    let evil = post(
+        h.address,
+        &[
+            ("Host", "evil.example.com"),
+            ("Origin", "http://evil.example.com"),
+        ],
+        &init,
+    );
+    assert!((400..500).contains(&evil.status), "{}", evil.status);
+    assert_eq!(
+        post(h.address, &[("Origin", "http://evil.example.com")], &init).status,
+        403
+    );
+    assert_eq!(
+        post(h.address, &[("Host", "evil.example.com:8000")], &init).status,
+        421
+    );
+    let port = h.address.port().to_string();
+    let host = format!("localhost:{port}");
+    let origin = format!("http://localhost:{port}");
+    assert_eq!(
+        post(h.address, &[("Host", &host), ("Origin", &origin)], &init).status,
+        200
+    );
+}
+
+#[test]
+fn a_bearer_token_is_required_when_configured() {
+    let h = start(Options {
+        bearer_tokens: vec!["s3cret".into()],
+        resource: Some("http://127.0.0.1/mcp".into()),
+        authorization_servers: vec!["https://auth.example.com".into()],
+        ..options()
+    });
+    let list = modern(1, "tools/list", json!({}));
+    let headers = modern_headers("tools/list", None);
+    let refused = post(h.address, &headers, &list);
+    assert_eq!(refused.status, 401);
+    let challenge = refused.header("www-authenticate").unwrap().to_string();
+    assert!(challenge.starts_with("Bearer resource_metadata=\"http://127.0.0.1/.well-known/oauth-protected-resource/mcp\""), "{challenge}");
+    assert!(!challenge.contains("invalid_token"));
+    let mut wrong = headers.clone();
+    wrong.push(("Authorization", "Bearer guess"));
+    let refused = post(h.address, &wrong, &list);
+    assert_eq!(refused.status, 401);
+    assert!(refused
+        .header("www-authenticate")
+        .unwrap()
+        .contains("error=\"invalid_token\""));
+    let mut right = headers.clone();
+    right.push(("Authorization", "Bearer s3cret"));
+    assert_eq!(post(h.address, &right, &list).status, 200);
+    // The metadata itself needs no token.
+    let prm = send(
+        h.address,
+        "GET",
+        "/.well-known/oauth-protected-resource/mcp",
+        &[],
+        "",
+    );
+    assert_eq!(prm.status, 200);
+    let doc = prm.json();
+    assert_eq!(doc["resource"], "http://127.0.0.1/mcp");
+    assert_eq!(doc["authorization_servers"][0], "https://auth.example.com");
+}
+
+#[test]
+fn limits_on_bodies_heads_sessions_and_media_types() {
+    let h = start(Options {
+        max_body_bytes: 1024,
+        max_sessions: 2,
+        ..options()
+    });
+    let big =
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"x".repeat(2000)}});
+    assert_eq!(post(h.address, &[], &big).status, 413);
+    let long = "y".repeat(100 * 1024);
+    assert_eq!(
+        send(h.address, "POST", "/mcp", &[("X-Long", &long)], "{}").status,
+        431
+    );
+    let list = modern(1, "tools/list", json!({}));
+    assert_eq!(
+        post(h.address, &[("Content-Type", "text/plain")], &list).status,
+        415
+    );
+    assert_eq!(
+        post(h.address, &[("Accept", "text/html")], &list).status,
+        406
+    );
+    let garbage = send(h.address, "POST", "/mcp", &[], "{not json");
+    assert_eq!(garbage.status, 400);
+    assert_eq!(garbage.json()["error"]["code"], -32700);
+    initialize(h.address, json!({}));
+    initialize(h.address, json!({}));
+    let third = post(
+        h.address,
+        &[],
+        &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+    );
+    assert_eq!(third.status, 503);
+    // The server goes on serving.
+    assert_eq!(
+        post(h.address, &modern_headers("tools/list", None), &list).status,
+        200
+    );
+}
+
+#[test]
+fn a_non_loopback_address_needs_an_allow_list() {
+    let refused = Server::start_http(
+        Config::default(),
+        Registry::new(tools()).unwrap(),
+        Options {
+            host: "0.0.0.0".into(),
+            ..options()
+        },
+        Interrupter::new(|| {}, || {}),
+    );
+    assert!(refused.is_err());
+    let allowed = Server::start_http(
+        Config::default(),
+        Registry::new(tools()).unwrap(),
+        Options {
+            host: "0.0.0.0".into(),
+            allowed_hosts: Some(Allowed::Any),
+            allowed_origins: Some(Allowed::Any),
+            ..options()
+        },
+        Interrupter::new(|| {}, || {}),
+    );
+    assert!(allowed.is_ok());
+}
+
+#[test]
+fn a_session_call_is_cancelled_by_notification_and_its_stream_ends_empty() {
+    let h = start(options());
+    let session = initialize(h.address, json!({}));
+    let address = h.address;
+    let caller = {
+        let session = session.clone();
+        std::thread::spawn(move || {
+            let mut reply = post(
+                address,
+                &[("Mcp-Session-Id", &session)],
+                &call(5, "slow", json!({})),
+            );
+            let mut messages = Vec::new();
+            while let Some(e) = reply.event() {
+                messages.push(e);
+            }
+            (reply.status, messages)
+        })
+    };
+    // A legacy client going away would not cancel; its notification does.
+    let cancel =
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}});
+    let mut cancelled = None;
+    for _ in 0..200 {
+        assert_eq!(
+            post(h.address, &[("Mcp-Session-Id", &session)], &cancel).status,
+            202
+        );
+        if let Ok(seen) = h.seen.recv_timeout(Duration::from_millis(50)) {
+            cancelled = Some(seen);
+            break;
+        }
+    }
+    assert_eq!(cancelled, Some(Seen::Cancelled("5".into())));
+    let (status, messages) = caller.join().unwrap();
+    assert_eq!(status, 200);
+    assert!(
+        messages.is_empty(),
+        "nothing is sent for a cancelled call: {messages:?}"
+    );
+}
+
+#[test]
+fn an_idle_session_ends() {
+    let h = start(Options {
+        session_idle: Duration::from_millis(200),
+        ..options()
+    });
+    let session = initialize(h.address, json!({}));
+    let list = json!({"jsonrpc":"2.0","id":1,"method":"tools/list"});
+    let mut status = 200;
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(100));
+        status = post(h.address, &[("Mcp-Session-Id", &session)], &list).status;
+        if status == 404 {
+            break;
+        }
+        // A request keeps it alive: wait without one.
+        std::thread::sleep(Duration::from_millis(400));
+    }
+    assert_eq!(status, 404, "the idle session ended");
+}
+
+#[test]
+fn requests_beyond_the_stream_limit_are_refused_until_one_ends() {
+    let h = start(Options {
+        max_streams: 1,
+        ..options()
+    });
+    let held = post(
+        h.address,
+        &modern_headers("subscriptions/listen", None),
+        &modern(1, "subscriptions/listen", json!({"notifications": {}})),
+    );
+    assert_eq!(held.status, 200);
+    let list = modern(2, "tools/list", json!({}));
+    let refused = post(h.address, &modern_headers("tools/list", None), &list);
+    assert_eq!(refused.status, 503);
+    assert!(refused.header("retry-after").is_some());
+    drop(held);
+    let mut status = 503;
+    for _ in 0..100 {
+        status = post(h.address, &modern_headers("tools/list", None), &list).status;
+        if status == 200 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(status, 200, "the place is free once the stream closed");
+}
+
+#[test]
+fn a_2025_03_26_session_takes_batches_and_later_revisions_do_not() {
+    let h = start(options());
+    let init = |version: &str| {
+        let reply = post(
+            h.address,
+            &[],
+            &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":version,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+        );
+        reply.header("mcp-session-id").unwrap().to_string()
+    };
+    let batch = json!([
+        {"jsonrpc":"2.0","id":1,"method":"tools/list"},
+        {"jsonrpc":"2.0","method":"notifications/initialized"},
+        {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"}}}
+    ]);
+    let old = init("2025-03-26");
+    let mut reply = post(h.address, &[("Mcp-Session-Id", &old)], &batch);
+    assert_eq!(reply.status, 200);
+    let answers = if reply.is_sse() {
+        reply.event().unwrap()
+    } else {
+        reply.json()
+    };
+    let answers = answers.as_array().expect("one array of responses").clone();
+    let mut ids: Vec<i64> = answers.iter().map(|a| a["id"].as_i64().unwrap()).collect();
+    ids.sort();
+    assert_eq!(ids, vec![1, 2]);
+    for answer in &answers {
+        check_message(Revision::V2025_03_26, answer, None);
+    }
+    let new = init("2025-06-18");
+    assert_eq!(
+        post(h.address, &[("Mcp-Session-Id", &new)], &batch).status,
+        400
+    );
+}
+
+#[test]
+fn a_session_serves_only_the_token_that_opened_it() {
+    let h = start(Options {
+        bearer_tokens: vec!["alice".into(), "bob".into()],
+        ..options()
+    });
+    let reply = post(
+        h.address,
+        &[("Authorization", "Bearer alice")],
+        &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+    );
+    assert_eq!(reply.status, 200);
+    let session = reply.header("mcp-session-id").unwrap().to_string();
+    let list = json!({"jsonrpc":"2.0","id":1,"method":"tools/list"});
+    let as_alice = post(
+        h.address,
+        &[
+            ("Authorization", "Bearer alice"),
+            ("Mcp-Session-Id", &session),
+        ],
+        &list,
+    );
+    assert_eq!(as_alice.status, 200);
+    let as_bob = post(
+        h.address,
+        &[
+            ("Authorization", "Bearer bob"),
+            ("Mcp-Session-Id", &session),
+        ],
+        &list,
+    );
+    assert_eq!(
+        as_bob.status, 404,
+        "another principal does not find the session"
+    );
+    let bob_deletes = send(
+        h.address,
+        "DELETE",
+        "/mcp",
+        &[
+            ("Authorization", "Bearer bob"),
+            ("Mcp-Session-Id", &session),
+        ],
+        "",
+    );
+    assert_eq!(bob_deletes.status, 404);
+    assert_eq!(
+        post(
+            h.address,
+            &[
+                ("Authorization", "Bearer alice"),
+                ("Mcp-Session-Id", &session)
+            ],
+            &list
+        )
+        .status,
+        200
+    );
+}
+
+#[test]
+fn a_page_of_an_allowed_origin_may_call_with_cors() {
+    let h = start(Options {
+        bearer_tokens: vec!["t".into()],
+        ..options()
+    });
+    let preflight = send(
+        h.address,
+        "OPTIONS",
+        "/mcp",
+        &[
+            ("Origin", "http://localhost:6274"),
+            ("Access-Control-Request-Method", "POST"),
+            (
+                "Access-Control-Request-Headers",
+                "authorization, content-type, mcp-session-id, mcp-protocol-version",
+            ),
+        ],
+        "",
+    );
+    assert_eq!(preflight.status, 204, "no token is needed to ask");
+    assert_eq!(
+        preflight.header("access-control-allow-origin"),
+        Some("http://localhost:6274")
+    );
+    assert!(preflight
+        .header("access-control-allow-headers")
+        .unwrap()
+        .contains("mcp-session-id"));
+    assert!(preflight
+        .header("access-control-allow-methods")
+        .unwrap()
+        .contains("DELETE"));
+    let evil = send(
+        h.address,
+        "OPTIONS",
+        "/mcp",
+        &[("Origin", "http://evil.example.com")],
+        "",
+    );
+    assert_eq!(evil.status, 403);
+    let reply = post(
+        h.address,
+        &[
+            ("Origin", "http://localhost:6274"),
+            ("Authorization", "Bearer t"),
+        ],
+        &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+    );
+    assert_eq!(reply.status, 200);
+    assert_eq!(
+        reply.header("access-control-allow-origin"),
+        Some("http://localhost:6274")
+    );
+    assert!(reply
+        .header("access-control-expose-headers")
+        .unwrap()
+        .contains("Mcp-Session-Id"));
+}
+
+#[test]
+fn stateless_requests_get_no_tasks_over_http() {
+    let h = start(options());
+    let mut discover = modern(1, "server/discover", json!({}));
+    discover["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let answer = post(
+        h.address,
+        &modern_headers("server/discover", None),
+        &discover,
+    )
+    .json();
+    assert!(
+        answer["result"]["capabilities"].get("extensions").is_none(),
+        "{answer}"
+    );
+    let mut call = modern(
+        2,
+        "tools/call",
+        json!({"name": "task_only", "arguments": {}}),
+    );
+    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let reply = post(
+        h.address,
+        &modern_headers("tools/call", Some("task_only")),
+        &call,
+    );
+    assert_eq!(reply.status, 400);
+    let error = reply.json();
+    check_message(Revision::V2026_07_28, &error, None);
+    assert!(error["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("handshake-era sessions"));
+}

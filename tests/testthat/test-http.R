@@ -1,0 +1,163 @@
+# mcp_server(transport = "http") in a real process, driven over HTTP.
+
+skip_if_no_curl <- function() {
+  if (!nzchar(Sys.which("curl"))) skip("the curl command is not installed")
+}
+
+http_tools <- c(
+  "add <- tool(function(x, y) x + y, 'Add two numbers', name = 'add',",
+  "  arguments = list(x = type_number(), y = type_number()))",
+  "steps <- tool(function() { mcp_progress(1, 2); message('half way'); mcp_progress(2, 2); 'done' },",
+  "  'Reports progress', name = 'steps')",
+  "greet <- tool(function() { a <- mcp_elicit('Your name?', list(name = type_string())); paste0('Hello, ', a$content$name, '!') },",
+  "  'Asks for a name', name = 'greet')"
+)
+
+serve_http <- function(env = parent.frame(), extra = "") {
+  start_http_server(c(http_tools, sprintf("mcp_server(list(add, steps, greet), transport = 'http', port = 0%s)", extra)), env = env)
+}
+
+test_that("the server says where it listens, on a free port", {
+  skip_if_no_curl()
+  server <- serve_http()
+  expect_match(server$url, "^http://127\\.0\\.0\\.1:[0-9]+/mcp$")
+  expect_false(grepl(":8000/", server$url))
+})
+
+test_that("a handshake-era client calls an R tool in its session", {
+  skip_if_no_curl()
+  server <- serve_http()
+  init <- http_initialize(server$url)
+  expect_equal(init$reply$status, 200L)
+  expect_match(init$session, "^[!-~]{32,}$")
+  reply <- curl_request(server$url, list(
+    jsonrpc = "2.0", id = 1, method = "tools/call",
+    params = list(name = "add", arguments = list(x = 2, y = 3.5))
+  ), headers = c("Mcp-Session-Id" = init$session, "MCP-Protocol-Version" = "2025-11-25"))
+  expect_equal(reply$status, 200L)
+  answer <- http_messages(reply)
+  answer <- answer[[length(answer)]]
+  expect_equal(answer$id, 1)
+  expect_equal(answer$result$content[[1]]$text, "5.5")
+  # Without the session: refused, and the server goes on.
+  no_session <- curl_request(server$url, list(jsonrpc = "2.0", id = 2, method = "tools/list"))
+  expect_equal(no_session$status, 400L)
+  gone <- curl_request(server$url, method = "DELETE", headers = c("Mcp-Session-Id" = init$session))
+  expect_equal(gone$status, 200L)
+  after <- curl_request(server$url, list(jsonrpc = "2.0", id = 3, method = "tools/list"), headers = c("Mcp-Session-Id" = init$session))
+  expect_equal(after$status, 404L)
+})
+
+test_that("progress and logs of an R tool precede its result on the call's event stream", {
+  skip_if_no_curl()
+  server <- serve_http()
+  init <- http_initialize(server$url)
+  h <- c("Mcp-Session-Id" = init$session)
+  curl_request(server$url, list(jsonrpc = "2.0", id = 1, method = "logging/setLevel", params = list(level = "info")), headers = h)
+  reply <- curl_request(server$url, list(
+    jsonrpc = "2.0", id = 2, method = "tools/call",
+    params = list(name = "steps", arguments = setNames(list(), character()), `_meta` = list(progressToken = "t1"))
+  ), headers = h)
+  expect_equal(reply$headers[["content-type"]], "text/event-stream")
+  messages <- http_messages(reply)
+  methods <- vapply(messages, function(m) if (is.null(m$method)) "response" else m$method, "")
+  expect_equal(methods[length(methods)], "response")
+  expect_true("notifications/progress" %in% methods)
+  expect_true("notifications/message" %in% methods)
+  expect_equal(messages[[length(messages)]]$result$content[[1]]$text, "done")
+})
+
+test_that("a 2026-07-28 client calls statelessly, and input_required rounds work", {
+  skip_if_no_curl()
+  server <- serve_http()
+  call <- function(id, name, params = list()) {
+    params$name <- name
+    if (is.null(params$arguments)) params$arguments <- setNames(list(), character())
+    params$`_meta` <- modern_meta()
+    params$`_meta`[["io.modelcontextprotocol/clientCapabilities"]] <- list(elicitation = setNames(list(), character()))
+    curl_request(server$url, list(jsonrpc = "2.0", id = id, method = "tools/call", params = params),
+      headers = modern_headers("tools/call", name))
+  }
+  reply <- call(1, "add", list(arguments = list(x = 1, y = 2)))
+  expect_equal(reply$status, 200L)
+  expect_null(reply$headers[["mcp-session-id"]])
+  expect_equal(http_messages(reply)[[1]]$result$content[[1]]$text, "3")
+
+  first <- http_messages(call(2, "greet"))[[1]]$result
+  expect_equal(first$resultType, "input_required")
+  key <- names(first$inputRequests)[[1]]
+  responses <- setNames(list(list(action = "accept", content = list(name = "Ada"))), key)
+  second <- http_messages(call(3, "greet", list(requestState = first$requestState, inputResponses = responses)))[[1]]
+  expect_equal(second$result$content[[1]]$text, "Hello, Ada!")
+
+  mismatch <- curl_request(server$url, list(jsonrpc = "2.0", id = 4, method = "tools/list", params = list(`_meta` = modern_meta())),
+    headers = modern_headers("tools/call"))
+  expect_equal(mismatch$status, 400L)
+  expect_equal(http_messages(mismatch)[[1]]$error$code, -32020L)
+})
+
+test_that("several clients are served at once, each in its own session", {
+  skip_if_no_curl()
+  server <- serve_http()
+  sessions <- vapply(1:4, function(i) http_initialize(server$url)$session, "")
+  expect_equal(length(unique(sessions)), 4L)
+  # The same request id in every session, sent at once.
+  procs <- lapply(seq_along(sessions), function(i) {
+    body <- jsonlite::toJSON(list(jsonrpc = "2.0", id = 1, method = "tools/call",
+      params = list(name = "add", arguments = list(x = i, y = 100))), auto_unbox = TRUE)
+    processx::process$new("curl", c("-s", "-i", "-N", "--max-time", "20", "-X", "POST", "--data-binary", body,
+      "-H", "Content-Type: application/json", "-H", "Accept: application/json, text/event-stream",
+      "-H", paste0("Mcp-Session-Id: ", sessions[[i]]), server$url), stdout = "|")
+  })
+  answers <- vapply(procs, function(p) {
+    p$wait(20000)
+    messages <- http_messages(parse_http_reply(p$read_all_output()))
+    messages[[length(messages)]]$result$content[[1]]$text
+  }, "")
+  expect_equal(answers, as.character(100 + 1:4))
+})
+
+test_that("requests from other origins and hosts are refused", {
+  skip_if_no_curl()
+  server <- serve_http()
+  body <- list(jsonrpc = "2.0", id = 1, method = "tools/list", params = list(`_meta` = modern_meta()))
+  evil <- curl_request(server$url, body, headers = c(modern_headers("tools/list"), Origin = "http://evil.example.com"))
+  expect_equal(evil$status, 403L)
+  rebound <- curl_request(server$url, body, headers = c(modern_headers("tools/list"), Host = "evil.example.com"))
+  expect_equal(rebound$status, 421L)
+  ok <- curl_request(server$url, body, headers = c(modern_headers("tools/list"), Origin = "http://localhost:3000"))
+  expect_equal(ok$status, 200L)
+})
+
+test_that("a bearer token is required when one is configured", {
+  skip_if_no_curl()
+  server <- serve_http(extra = ", http = http_options(bearer_tokens = 'let-me-in')")
+  body <- list(jsonrpc = "2.0", id = 1, method = "tools/list", params = list(`_meta` = modern_meta()))
+  refused <- curl_request(server$url, body, headers = modern_headers("tools/list"))
+  expect_equal(refused$status, 401L)
+  expect_match(refused$headers[["www-authenticate"]], "^Bearer")
+  ok <- curl_request(server$url, body, headers = c(modern_headers("tools/list"), Authorization = "Bearer let-me-in"))
+  expect_equal(ok$status, 200L)
+})
+
+test_that("bad HTTP settings are clear R errors", {
+  expect_error(mcp_server(list(), transport = "http", port = -1), "`port`")
+  expect_error(mcp_server(list(), transport = "http", path = "mcp"), "`path`")
+  expect_error(mcp_server(list(), transport = "http", http = list()), "http_options")
+  expect_error(mcp_server(list(), transport = "carrier pigeon"), "should be one of")
+  expect_error(http_options(allowed_hosts = ""), "allowed_hosts")
+  expect_error(http_options(max_body_size = 10), "max_body_size")
+  expect_error(http_options(authorization_servers = "https://a.example"), "resource")
+  expect_error(http_options(resource = "mcp.example.com"), "resource")
+  expect_output(print(http_options(bearer_tokens = "secret")), "<1 token")
+  expect_false(any(grepl("secret", capture.output(print(http_options(bearer_tokens = "secret"))))))
+})
+
+test_that("a port in use and a public address without an allow-list fail at start", {
+  skip_if_no_curl()
+  server <- serve_http()
+  port <- sub("^.*:([0-9]+)/mcp$", "\\1", server$url)
+  add <- tool(function(x) x, "Identity", name = "id", arguments = list(x = type_number()))
+  expect_error(mcp_server(list(add), transport = "http", port = as.integer(port)), "could not serve HTTP")
+  expect_error(mcp_server(list(add), transport = "http", host = "0.0.0.0", port = 0), "not a loopback address")
+})
