@@ -3,7 +3,7 @@ R_LIB := .lib
 export MCPSERVER_KEEP_TARGET := 1
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: all deps install wrappers document demo test check vendor bench clean
+.PHONY: all deps install wrappers document demo test conformance check vendor bench clean
 
 all: install
 
@@ -33,6 +33,12 @@ demo: install
 # failure there still ends with the counts.
 test:
 	@tools/run-tests.sh
+
+## The official MCP conformance suite against tests/conformance/server.R over HTTP
+## (also a step of `make test`). See tests/conformance/README.md.
+conformance: install
+	@python3 -m unittest tests/conformance/test_verdicts.py
+	@R_LIB=$(R_LIB) tools/conformance.sh
 
 ## R CMD build + R CMD check (no errors or warnings allowed).
 check: deps vendor

@@ -79,6 +79,17 @@ if R CMD INSTALL --no-test-load -l "$R_LIB" . >"$LOG_DIR/install.log" 2>&1; then
   else
     report e2e 0 1
   fi
+  # The official MCP conformance suite over HTTP: first the judge of its
+  # runs, then one verdict per scenario and run (tools/conformance.sh).
+  check conformance-verdicts python3 -m unittest tests/conformance/test_verdicts.py
+  R_LIB="$R_LIB" tools/conformance.sh 2>&1 | tee "$LOG_DIR/conformance.log" | grep -Ev '^conformance: [0-9]+ passed'
+  conf=$(grep -E '^conformance: [0-9]+ passed, [0-9]+ failed' "$LOG_DIR/conformance.log" | tail -n 1)
+  if [ -n "$conf" ]; then
+    read -r c_passed c_failed c_skipped <<<"$(sed -E 's/^conformance: ([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?$/\1 \2 \4/' <<<"$conf")"
+    report conformance "$c_passed" "$c_failed" ${c_skipped:+"$c_skipped"}
+  else
+    report conformance 0 1
+  fi
 else
   tail -n 40 "$LOG_DIR/install.log"
   report r-install 0 1
