@@ -7,6 +7,7 @@
 
 pub mod backpressure;
 pub mod board;
+pub mod elicitation;
 pub mod engine;
 pub mod forks;
 pub mod framing;
