@@ -116,13 +116,7 @@ fn classify(schema: &Value) -> Result<Field, String> {
 
 fn allowed_keys(kind: Field) -> &'static [&'static str] {
     match kind {
-        Field::Text => &[
-            "type",
-            "minLength",
-            "maxLength",
-            "format",
-            "default",
-        ],
+        Field::Text => &["type", "minLength", "maxLength", "format", "default"],
         Field::Number | Field::Integer => &["type", "minimum", "maximum", "default"],
         Field::Boolean => &["type", "default"],
         Field::Choice => &["type", "enum", "default"],
@@ -142,10 +136,7 @@ fn check_kind(kind: Field, map: &Map<String, Value>) -> Result<(), String> {
                 non_negative_integer(map, key)?;
             }
             if let Some(format) = map.get("format") {
-                if !format
-                    .as_str()
-                    .is_some_and(|f| STRING_FORMATS.contains(&f))
-                {
+                if !format.as_str().is_some_and(|f| STRING_FORMATS.contains(&f)) {
                     return Err(format!(
                         "`format` must be one of {}",
                         STRING_FORMATS.join(", ")
@@ -192,24 +183,24 @@ fn check_kind(kind: Field, map: &Map<String, Value>) -> Result<(), String> {
             )?;
             let values = if kind == Field::TitledChoices {
                 if items.keys().any(|k| k != "anyOf") {
-                    return Err("titled choices must have `items: {anyOf: [{const, title}, ...]}`".into());
+                    return Err(
+                        "titled choices must have `items: {anyOf: [{const, title}, ...]}`".into(),
+                    );
                 }
                 titled_options(items.get("anyOf"), "items.anyOf")?
             } else {
                 let plain = items.get("type").and_then(Value::as_str) == Some("string")
                     && items.keys().all(|k| k == "type" || k == "enum");
                 if !plain {
-                    return Err(
-                        "choices must have `items: {type: \"string\", enum: [...]}`".into()
-                    );
+                    return Err("choices must have `items: {type: \"string\", enum: [...]}`".into());
                 }
                 strings(items.get("enum"), "items.enum")?
             };
             match default {
                 None => Ok(()),
-                Some(Value::Array(chosen)) => chosen.iter().try_for_each(|c| {
-                    choice_default(Some(c), &values)
-                }),
+                Some(Value::Array(chosen)) => chosen
+                    .iter()
+                    .try_for_each(|c| choice_default(Some(c), &values)),
                 Some(_) => Err("`default` must be an array of the choices".into()),
             }
         }
@@ -220,7 +211,11 @@ fn is_whole(v: &Value) -> bool {
     v.as_f64().is_some_and(|f| f.fract() == 0.0)
 }
 
-fn expect_default(default: Option<&Value>, ok: fn(&Value) -> bool, what: &str) -> Result<(), String> {
+fn expect_default(
+    default: Option<&Value>,
+    ok: fn(&Value) -> bool,
+    what: &str,
+) -> Result<(), String> {
     match default {
         Some(v) if !ok(v) => Err(format!("`default` must be {what}")),
         _ => Ok(()),
@@ -242,7 +237,8 @@ fn strings<'a>(values: Option<&'a Value>, key: &str) -> Result<Vec<&'a str>, Str
 }
 
 fn titled_options<'a>(options: Option<&'a Value>, key: &str) -> Result<Vec<&'a str>, String> {
-    let error = || format!("`{key}` must be a non-empty array of `{{const, title}}` options (strings)");
+    let error =
+        || format!("`{key}` must be a non-empty array of `{{const, title}}` options (strings)");
     let list = options.and_then(Value::as_array).ok_or_else(error)?;
     let out: Option<Vec<&str>> = list
         .iter()
@@ -333,18 +329,50 @@ mod tests {
             let e = check_form(&form(field.clone())).unwrap_err();
             assert!(e.contains(says), "{field}: {e}");
         };
-        refused(json!({"type": "object", "properties": {}}), "no nested objects");
-        refused(json!({"type": "string", "default": 3}), "`default` must be a string");
+        refused(
+            json!({"type": "object", "properties": {}}),
+            "no nested objects",
+        );
+        refused(
+            json!({"type": "string", "default": 3}),
+            "`default` must be a string",
+        );
         refused(json!({"type": "integer", "default": 2.5}), "a whole number");
-        refused(json!({"type": "string", "enum": ["a"], "default": "z"}), "not one of the choices");
-        refused(json!({"type": "string", "enum": [1, 2]}), "array of strings");
-        refused(json!({"type": "string", "enum": ["a", "b"], "enumNames": ["A"]}), "each value");
-        refused(json!({"type": "string", "oneOf": [{"const": "a"}]}), "{const, title}");
-        refused(json!({"type": "array", "items": {"type": "number"}}), "choices must have");
-        refused(json!({"type": "array", "items": {"type": "string", "enum": ["a"]}, "default": ["q"]}), "not one of");
-        refused(json!({"type": "string", "pattern": "x"}), "`pattern` is not allowed");
-        refused(json!({"type": "string", "format": "ipv4"}), "`format` must be one of");
-        assert!(check_form(&json!({"type": "object", "properties": {}, "required": ["x"]})).is_err());
+        refused(
+            json!({"type": "string", "enum": ["a"], "default": "z"}),
+            "not one of the choices",
+        );
+        refused(
+            json!({"type": "string", "enum": [1, 2]}),
+            "array of strings",
+        );
+        refused(
+            json!({"type": "string", "enum": ["a", "b"], "enumNames": ["A"]}),
+            "each value",
+        );
+        refused(
+            json!({"type": "string", "oneOf": [{"const": "a"}]}),
+            "{const, title}",
+        );
+        refused(
+            json!({"type": "array", "items": {"type": "number"}}),
+            "choices must have",
+        );
+        refused(
+            json!({"type": "array", "items": {"type": "string", "enum": ["a"]}, "default": ["q"]}),
+            "not one of",
+        );
+        refused(
+            json!({"type": "string", "pattern": "x"}),
+            "`pattern` is not allowed",
+        );
+        refused(
+            json!({"type": "string", "format": "ipv4"}),
+            "`format` must be one of",
+        );
+        assert!(
+            check_form(&json!({"type": "object", "properties": {}, "required": ["x"]})).is_err()
+        );
         assert!(check_form(&json!({"type": "array"})).is_err());
     }
 
@@ -358,7 +386,10 @@ mod tests {
             for_revision(&titled, Revision::V2025_06_18).unwrap(),
             form(json!({"type": "string", "enum": ["a", "b"], "enumNames": ["A", "B"]}))
         );
-        assert_eq!(for_revision(&titled, Revision::V2025_11_25).unwrap(), titled);
+        assert_eq!(
+            for_revision(&titled, Revision::V2025_11_25).unwrap(),
+            titled
+        );
         let flag = form(json!({"type": "boolean", "default": true}));
         assert_eq!(for_revision(&flag, Revision::V2025_06_18).unwrap(), flag);
         let several = form(json!({"type": "array", "items": {"type": "string", "enum": ["a"]}}));
