@@ -16,6 +16,8 @@ pub struct TypeNode {
     pub spec: TypeSpec,
     pub description: Option<String>,
     pub required: bool,
+    /// The value a form shows first (`default =`), as JSON.
+    pub default: Option<Value>,
 }
 
 #[derive(Debug, Clone)]
@@ -28,6 +30,8 @@ pub enum TypeSpec {
     Enum {
         values: Vec<Value>,
         kind: Option<&'static str>,
+        /// A label for each value (`titles =`), shown instead of it.
+        titles: Option<Vec<String>>,
     },
     Array(Box<TypeNode>),
     Object {
@@ -83,6 +87,10 @@ pub fn parse(x: RValue) -> Result<TypeNode, String> {
         .as_single_string()
         .map(|s| s.into_owned());
     let required = flag(field(x, "required"), true);
+    let default = match field(x, "default") {
+        d if d.is_null() => None,
+        d => Some(json_of(d)?),
+    };
     let spec = match kind.as_ref() {
         "boolean" => TypeSpec::Boolean,
         "integer" => TypeSpec::Integer,
@@ -102,9 +110,16 @@ pub fn parse(x: RValue) -> Result<TypeNode, String> {
                 let text = to_json::to_json(v).map_err(|e| e.to_string())?;
                 out.push(serde_json::from_str(&text).map_err(|e| e.to_string())?);
             }
+            let titles = field(x, "titles");
+            let titles = (!titles.is_null()).then(|| {
+                (0..titles.len())
+                    .map(|i| titles.string(i).unwrap_or_default().into_owned())
+                    .collect()
+            });
             TypeSpec::Enum {
                 values: out,
                 kind: common_kind(&kinds),
+                titles,
             }
         }
         "array" => TypeSpec::Array(Box::new(parse(field(x, "items"))?)),
@@ -129,7 +144,13 @@ pub fn parse(x: RValue) -> Result<TypeNode, String> {
         spec,
         description,
         required,
+        default,
     })
+}
+
+fn json_of(x: RValue) -> Result<Value, String> {
+    let text = to_json::to_json(x).map_err(|e| e.to_string())?;
+    serde_json::from_str(&text).map_err(|e| e.to_string())
 }
 
 /// The JSON type an R enum value stands for: by its R type, so `c(1, 2)`
@@ -247,11 +268,22 @@ impl TypeNode {
             TypeSpec::String => {
                 s.insert("type".into(), json!("string"));
             }
-            TypeSpec::Enum { values, kind } => {
+            TypeSpec::Enum {
+                values,
+                kind,
+                titles,
+            } => {
                 if let Some(t) = kind {
                     s.insert("type".into(), json!(t));
                 }
-                s.insert("enum".into(), Value::Array(values.clone()));
+                match titles {
+                    Some(titles) => {
+                        s.insert("oneOf".into(), titled_options(values, titles));
+                    }
+                    None => {
+                        s.insert("enum".into(), Value::Array(values.clone()));
+                    }
+                }
             }
             TypeSpec::Array(items) => {
                 s.insert("type".into(), json!("array"));
@@ -264,10 +296,30 @@ impl TypeNode {
             TypeSpec::Schema(schema) => return schema.clone(),
             TypeSpec::Ignore => return json!({}),
         }
+        if let Some(d) = &self.default {
+            s.insert("default".into(), d.clone());
+        }
         if let Some(d) = &self.description {
             s.insert("description".into(), json!(d));
         }
         Value::Object(s)
+    }
+
+    /// This helper as a field of an elicitation form: as [`TypeNode::schema`],
+    /// but several titled choices take the form's `items: {anyOf}` shape.
+    fn form_field(&self) -> Value {
+        let mut field = self.schema();
+        if let TypeSpec::Array(items) = &self.spec {
+            if let TypeSpec::Enum {
+                values,
+                titles: Some(titles),
+                ..
+            } = &items.spec
+            {
+                field["items"] = json!({ "anyOf": titled_options(values, titles) });
+            }
+        }
+        field
     }
 
     /// How JSON arguments of this type become R values.
@@ -295,6 +347,15 @@ impl TypeNode {
             TypeSpec::Schema(_) | TypeSpec::Ignore => Shape::Raw,
         }
     }
+}
+
+/// `[{"const": value, "title": title}, …]`.
+fn titled_options(values: &[Value], titles: &[String]) -> Value {
+    values
+        .iter()
+        .zip(titles)
+        .map(|(v, t)| json!({ "const": v, "title": t }))
+        .collect()
 }
 
 /// `{"type":"object","properties":{…},"required":[…],"additionalProperties":…}`.
@@ -336,6 +397,7 @@ mod tests {
             spec,
             description: None,
             required: true,
+            default: None,
         }
     }
 
@@ -515,33 +577,53 @@ extendr_module! {
     fn type_schema_;
 }
 
-/// The `requestedSchema` of an elicitation: a flat object whose properties
-/// are strings, numbers, integers, booleans or enums of strings, as the
-/// protocol allows.
-pub fn elicitation_schema(x: RValue) -> Result<Value, String> {
+/// The `requestedSchema` of an elicitation, and the shape its answers
+/// take in R: a flat object of text, number, yes/no and choice fields (see
+/// `mcp_core::elicitation`). `type_from_schema()` fields are taken as they
+/// are, if the form allows them.
+pub fn elicitation_form(x: RValue) -> Result<(Value, Shape), String> {
     const WHAT: &str = "`schema` must be a type_object() (or a named list of type helpers) whose \
-                        properties are type_string(), type_number(), type_integer(), type_boolean() \
-                        or type_enum() of strings.";
+                        properties are type_string(), type_number(), type_integer(), type_boolean(), \
+                        type_enum() of strings, type_array() of such a type_enum(), or \
+                        type_from_schema() of one such field.";
     let node = parse(x).map_err(|_| WHAT.to_string())?;
     let TypeSpec::Object { properties, .. } = &node.spec else {
         return Err(WHAT.into());
     };
-    let primitive = properties.iter().all(|(_, p)| match &p.spec {
-        TypeSpec::Boolean
-        | TypeSpec::Integer
-        | TypeSpec::Number
-        | TypeSpec::String
-        | TypeSpec::Ignore => true,
-        TypeSpec::Enum { kind, .. } => *kind == Some("string"),
-        _ => false,
-    });
-    if !primitive {
-        return Err(WHAT.into());
+    let mut fields = Map::new();
+    let mut shapes = Vec::new();
+    let mut required = Vec::new();
+    for (name, property) in properties {
+        let field = match &property.spec {
+            TypeSpec::Ignore => continue,
+            TypeSpec::Object { .. } => return Err(WHAT.into()),
+            _ => property.form_field(),
+        };
+        mcp_core::elicitation::check_field(&field)
+            .map_err(|e| format!("`schema`: field `{name}`: {e}"))?;
+        shapes.push((name.clone(), form_shape(&field)));
+        fields.insert(name.clone(), field);
+        if property.required {
+            required.push(json!(name));
+        }
     }
-    let mut schema = object_schema(properties, false, None);
-    // Clients validate against a fixed shape: type, properties, required.
-    if let Value::Object(map) = &mut schema {
-        map.shift_remove("additionalProperties");
+    let mut form = json!({ "type": "object", "properties": fields });
+    if !required.is_empty() {
+        form["required"] = Value::Array(required);
     }
-    Ok(schema)
+    mcp_core::elicitation::check_form(&form).map_err(|e| format!("`schema`: {e}"))?;
+    Ok((form, Shape::Object(shapes)))
+}
+
+/// The R value a form field's answer becomes: several choices a character
+/// vector, the others a scalar of their type.
+fn form_shape(field: &Value) -> Shape {
+    match field["type"].as_str() {
+        Some("string") => Shape::String,
+        Some("number") => Shape::Number,
+        Some("integer") => Shape::Integer,
+        Some("boolean") => Shape::Boolean,
+        Some("array") => Shape::Array(Box::new(Shape::String)),
+        _ => Shape::Raw,
+    }
 }

@@ -390,7 +390,7 @@ pub fn capability_for(method: &str) -> &str {
 /// Whether `answer` is a result of `method`: an elicitation's `{action:
 /// accept|decline|cancel, content?}`, a sampling's `{role, content, model}`,
 /// or roots' `{roots: [{uri, name?}]}`.
-fn answers(method: &str, answer: &Value) -> bool {
+pub fn is_answer_to(method: &str, answer: &Value) -> bool {
     match method {
         "sampling/createMessage" => {
             let role_ok = answer
@@ -439,7 +439,7 @@ fn describe_result(method: &str) -> &'static str {
 /// The answer to an input request of `method`, or -32602 saying what it
 /// must be.
 fn check_answer(method: &str, key: &str, answer: &Value) -> Result<(), Value> {
-    if answers(method, answer) {
+    if is_answer_to(method, answer) {
         return Ok(());
     }
     Err(invalid(
@@ -455,7 +455,7 @@ fn check_answer(method: &str, key: &str, answer: &Value) -> Result<(), Value> {
 /// asked but not their methods: it must be a result of one of them (the
 /// handler checks it is the one it asked for when it reads it).
 fn check_any_answer(key: &str, answer: &Value) -> Result<(), Value> {
-    if INPUT_METHODS.iter().any(|m| answers(m, answer)) {
+    if INPUT_METHODS.iter().any(|m| is_answer_to(m, answer)) {
         return Ok(());
     }
     Err(invalid(

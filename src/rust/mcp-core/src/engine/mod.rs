@@ -34,7 +34,7 @@ mod arguments;
 mod input;
 mod task_methods;
 
-pub use input::{capability_for, input_mode, InputMode, INPUT_METHODS};
+pub use input::{capability_for, input_mode, is_answer_to, InputMode, INPUT_METHODS};
 
 /// Progress notifications for one request are sent at most this often; a
 /// faster flood is thinned, the latest value winning.
