@@ -26,7 +26,12 @@ pub fn read_request(spec: RValue) -> Result<InputRequest, String> {
         .as_single_string()
         .map(|m| m.into_owned())
         .filter(|m| INPUT_METHODS.contains(&m.as_str()))
-        .ok_or_else(|| format!("an input request's method must be one of {}", INPUT_METHODS.join(", ")))?;
+        .ok_or_else(|| {
+            format!(
+                "an input request's method must be one of {}",
+                INPUT_METHODS.join(", ")
+            )
+        })?;
     let params = field(spec, "params");
     let mut params = if params.is_null() {
         json!({})

@@ -442,7 +442,10 @@ impl McpServer {
         let message = r_text(&message).unwrap_or_default();
         let spec = List::from_pairs(vec![
             ("method", Robj::from("elicitation/create")),
-            ("params", List::from_pairs(vec![("message", Robj::from(message))]).into()),
+            (
+                "params",
+                List::from_pairs(vec![("message", Robj::from(message))]).into(),
+            ),
             ("form", schema),
         ]);
         self.ask_input(key, spec.into())

@@ -111,7 +111,8 @@ pub fn parse(x: RValue) -> Result<TypeNode, String> {
                 out.push(serde_json::from_str(&text).map_err(|e| e.to_string())?);
             }
             let titles = field(x, "titles");
-            let titles = (!titles.is_null()).then(|| {
+            // Checked by `type_enum()`; read only as the strings they are.
+            let titles = (titles.kind() == SEXPTYPE::STRSXP).then(|| {
                 (0..titles.len())
                     .map(|i| titles.string(i).unwrap_or_default().into_owned())
                     .collect()
