@@ -23,11 +23,21 @@ from mcp import Client, StdioServerParameters, types
 from checks import E2E, Report, describe, wire
 
 FIXTURE = E2E.parents[0] / "testthat" / "fixtures" / "asking.R"
+EXAMPLE = E2E.parents[1] / "inst" / "examples" / "asking" / "server.R"
 
 FORM_ANSWERS = {
     "Check your details": {"name": "Ada", "age": 36, "score": 99.5, "status": "pending", "verified": False},
     "Choose": {"untitled": "b", "titled": "v1", "legacy": "y", "several": ["q", "r"], "several_titled": ["s2"]},
     "What is your name?": {"name": "Ada"},
+    "Your pizza": {"size": "l", "toppings": ["olives", "chili"], "name": "Ada", "extra_cheese": True},
+}
+
+# What the example's tools answer, given the callbacks' answers.
+EXAMPLE_CALLS = {
+    "order_pizza": "Order for Ada: a large pizza with olives, chili and extra cheese.",
+    "describe_dataset": "Hello",
+    "workspace_files": "0 R and data files in /test/root: ",
+    "welcome": "Hello Welcome, Ada!",
 }
 
 
@@ -46,15 +56,18 @@ def captured_lines(wire_dir):
     return out
 
 
-async def session(report, mode, wire_dir):
+def server_params(wire_dir, script):
     rscript = os.environ.get("E2E_RSCRIPT", "Rscript")
     env = {k: os.environ[k] for k in ("R_LIBS", "MCPSERVER_TRACE") if k in os.environ}
-    params = StdioServerParameters(
+    return StdioServerParameters(
         command=sys.executable,
-        args=[str(E2E / "capture.py"), str(wire_dir), "--", rscript, str(FIXTURE)],
+        args=[str(E2E / "capture.py"), str(wire_dir), "--", rscript, str(script)],
         env=env,
     )
-    asked = {"forms": [], "samples": [], "roots": 0}
+
+
+def callbacks(asked):
+    """The client's elicitation, sampling and roots callbacks, recording what they were asked."""
 
     async def on_elicit(context, request):
         request = wire(request)
@@ -74,10 +87,29 @@ async def session(report, mode, wire_dir):
         asked["roots"] += 1
         return types.ListRootsResult(roots=[types.Root(uri="file:///test/root", name="Test Root")])
 
+    return {"elicitation_callback": on_elicit, "sampling_callback": on_sample, "list_roots_callback": on_roots}
+
+
+async def example_session(report, mode, wire_dir):
+    """inst/examples/asking/server.R: every tool, answered by the callbacks."""
+    asked = {"forms": [], "samples": [], "roots": 0}
+    with anyio.fail_after(120):
+        async with Client(server_params(wire_dir, EXAMPLE), mode=mode, read_timeout_seconds=30,
+                          **callbacks(asked)) as client:
+            for tool, expected in EXAMPLE_CALLS.items():
+                async def check(tool=tool, expected=expected):
+                    result = wire(await client.call_tool(tool, {}))
+                    text = result["content"][0].get("text")
+                    return [] if not result.get("isError") and text == expected else [f"got {result}"]
+                await report.check(f"asking-example-{mode}/{tool}", check)
+
+
+async def session(report, mode, wire_dir):
+    asked = {"forms": [], "samples": [], "roots": 0}
     name = f"asking-{mode}"
     with anyio.fail_after(120):
-        async with Client(params, mode=mode, read_timeout_seconds=30, elicitation_callback=on_elicit,
-                          sampling_callback=on_sample, list_roots_callback=on_roots) as client:
+        async with Client(server_params(wire_dir, FIXTURE), mode=mode, read_timeout_seconds=30,
+                          **callbacks(asked)) as client:
 
             async def text_of(tool):
                 result = wire(await client.call_tool(tool, {}))
@@ -159,6 +191,10 @@ async def main(wire_dir):
             await session(report, mode, wire_dir)
         except Exception as e:
             report.fail(f"asking-{mode}/session", describe(e))
+        try:
+            await example_session(report, mode, wire_dir)
+        except Exception as e:
+            report.fail(f"asking-example-{mode}/session", describe(e))
     validated = subprocess.run(
         [sys.executable, str(E2E / "validate_wire.py"), str(wire_dir)],
         capture_output=True, text=True, timeout=60,
