@@ -272,6 +272,14 @@ test_that("forms carry defaults, titled and several choices, and answers become 
   expect_equal(got$result$content[[1]]$text,
     "untitled=b<character> titled=v1<character> legacy=y<character> several=q+r<character> several_titled=s2<character>")
 
+  # An answer that does not fit the form never reaches the tool as such.
+  got <- answered_call(client, 4, "form_defaults", list(action = "accept", content = list(
+    name = "Ada", age = "old", score = 1, status = "gone", verified = TRUE
+  )))
+  expect_true(got$result$isError)
+  expect_match(got$result$content[[1]]$text, 'age: expected an integer, got "old"', fixed = TRUE)
+  expect_match(got$result$content[[1]]$text, "status: expected one of", fixed = TRUE)
+
   # A field outside the protocol's subset is a tool error naming it.
   r <- call_tool(client, 3, "bad_form")
   expect_true(r$result$isError)

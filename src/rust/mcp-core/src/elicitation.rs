@@ -259,6 +259,26 @@ fn choice_default(default: Option<&Value>, values: &[&str]) -> Result<(), String
     }
 }
 
+/// Whether the content of an accepted answer fits the form: the client is
+/// meant to check it, but the tool must not get a value of another type
+/// than its form promised. Lists up to three problems.
+pub fn check_content(form: &Value, content: &Value) -> Result<(), String> {
+    let validator = crate::schema::compile(form)?;
+    let problems: Vec<String> = validator
+        .iter_errors(content)
+        .take(3)
+        .map(|e| crate::schema::describe_at("", &e).replace("argument", "field"))
+        .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the answer does not fit the form: {}",
+            problems.join("; ")
+        ))
+    }
+}
+
 /// The form as `rev` can carry it. 2025-06-18 gets titled choices as
 /// `enumNames` and no defaults but on booleans; several-choice fields
 /// cannot be carried there at all.
@@ -374,6 +394,23 @@ mod tests {
             check_form(&json!({"type": "object", "properties": {}, "required": ["x"]})).is_err()
         );
         assert!(check_form(&json!({"type": "array"})).is_err());
+    }
+
+    #[test]
+    fn answers_must_fit_their_form() {
+        let f = json!({"type": "object", "properties": {
+            "age": {"type": "integer"},
+            "pick": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}
+        }, "required": ["age"]});
+        assert_eq!(check_content(&f, &json!({"age": 3, "pick": ["a"]})), Ok(()));
+        let e = check_content(&f, &json!({"age": "old", "pick": ["z"]})).unwrap_err();
+        assert_eq!(
+            e,
+            "the answer does not fit the form: age: expected an integer, got \"old\"; \
+             pick[0]: expected one of \"a\", \"b\", got \"z\""
+        );
+        let e = check_content(&f, &json!({})).unwrap_err();
+        assert!(e.contains("missing required field \"age\""), "{e}");
     }
 
     #[test]

@@ -65,6 +65,15 @@ pub fn answer_value(request: &InputRequest, answer: &Value) -> Result<Robj, Stri
     if !is_answer_to(&request.method, answer) {
         return Err(format!("it is not an answer to `{}`", request.method));
     }
+    let accepted = answer.get("action").and_then(Value::as_str) == Some("accept");
+    if let (true, true, Some(content)) = (
+        request.method == "elicitation/create",
+        accepted,
+        answer.get("content").filter(|c| !c.is_null()),
+    ) {
+        let form = &request.request["params"]["requestedSchema"];
+        mcp_core::elicitation::check_content(form, content)?;
+    }
     let mut path = "answer".to_string();
     from_json::check(answer, &request.shape, &mut path)?;
     // SAFETY: R's main thread; checked above; protected by Robj at once.
