@@ -302,10 +302,12 @@ impl Engine {
                 }),
             (None, Some(error)) => {
                 let error: Value = serde_json::from_str(error.get()).unwrap_or(Value::Null);
-                Err(format!(
-                    "the client could not answer `{method}`: {}",
-                    error["message"].as_str().unwrap_or("no reason given")
-                ))
+                let reason = error["message"].as_str().unwrap_or("no reason given");
+                Err(if method == "elicitation/create" {
+                    format!("the client could not ask the user: {reason}")
+                } else {
+                    format!("the client could not answer `{method}`: {reason}")
+                })
             }
             (None, None) => Err("the client sent an empty answer".into()),
         };
