@@ -357,7 +357,13 @@ test_that("2026-07-28: several named requests in one round, then a complete resu
     greeting = sampled("Hello"),
     client_roots = list(roots = list(list(uri = "file:///test/root", name = "Test Root")))
   )
-  r <- modern_call(client, 2, "multiple", caps, list(inputResponses = responses, requestState = r$result$requestState))
+  first_state <- r$result$requestState
+  # Answered in part: the next round asks only what is missing, and the
+  # answer given is carried in the state.
+  r <- modern_call(client, 2, "multiple", caps, list(inputResponses = responses["user_name"], requestState = first_state))
+  expect_equal(r$result$resultType, "input_required")
+  expect_equal(names(r$result$inputRequests), c("greeting", "client_roots"))
+  r <- modern_call(client, 21, "multiple", caps, list(inputResponses = responses[-1], requestState = r$result$requestState))
   expect_equal(r$result$resultType, "complete")
   expect_equal(r$result$content[[1]]$text, "Hello Ada - roots: 1")
 
