@@ -345,3 +345,20 @@ fn elicitation_forms_are_shaped_for_the_revision() {
         assert_valid(Revision::V2025_11_25, "ElicitRequest", &sent[0]);
     }
 }
+
+#[test]
+fn audio_is_sampled_only_where_the_revision_has_it() {
+    let audio = json!({"method":"sampling/createMessage","params":{"maxTokens":10,"messages":[
+        {"role":"user","content":{"type":"audio","data":"AAAA","mimeType":"audio/wav"}}]}});
+    let mut h = H::new();
+    h.init("2024-11-05", json!({"sampling":{}}));
+    let job = h.legacy_call(1);
+    assert!(h.ask(job.id, "a", audio.clone()).is_empty());
+    let (_, got) = h.answers.pop().unwrap();
+    assert!(got.unwrap_err().contains("cannot carry audio"));
+    let mut h = H::new();
+    h.init("2025-03-26", json!({"sampling":{}}));
+    let job = h.legacy_call(1);
+    let sent = h.ask(job.id, "a", audio);
+    assert_valid(Revision::V2025_03_26, "CreateMessageRequest", &sent[0]);
+}

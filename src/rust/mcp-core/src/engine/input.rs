@@ -251,6 +251,13 @@ impl Engine {
                 params["mode"] = json!("form");
             }
         }
+        if method == "sampling/createMessage" && !revision.has_audio() && has_audio(&params) {
+            let reason = format!(
+                "protocol revision {revision} cannot carry audio in a sampling request \
+                 (2025-03-26 or later can)"
+            );
+            return out.push(Output::Answer(job, Err(reason)));
+        }
         if let Some(task_id) = &task {
             if let Some(task) = self.tasks.get_mut(task_id) {
                 if task.dialect == Dialect::Extension {
@@ -378,6 +385,20 @@ impl Engine {
         }
         Ok(())
     }
+}
+
+/// Whether a sampling request's messages hold an audio block.
+fn has_audio(params: &Value) -> bool {
+    let blocks = |content: &Value| match content {
+        Value::Array(list) => list.clone(),
+        other => vec![other.clone()],
+    };
+    params["messages"].as_array().is_some_and(|messages| {
+        messages
+            .iter()
+            .flat_map(|m| blocks(&m["content"]))
+            .any(|b| b["type"] == "audio")
+    })
 }
 
 /// The client capability a server-to-client request needs.
