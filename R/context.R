@@ -45,7 +45,9 @@
 #'   running (invisibly). `mcp_cancelled()`: `TRUE` or `FALSE`.
 #'   `mcp_request()`: `NULL` outside a tool call, otherwise a list with
 #'   `request_id`, `tool`, `protocol_version`, `client` (the client's name
-#'   and version as it reported them), `meta` (the request's `_meta`, e.g.
+#'   and version as it reported them), `capabilities` (what the client
+#'   declared it can do, e.g. `elicitation`, `sampling`, `roots`: from this
+#'   request on 2026-07-28, from `initialize` before), `meta` (the request's `_meta`, e.g.
 #'   a `traceparent`), `progress_token` and `log_level`. If the request
 #'   holds text R cannot (a NUL character, say in the client's name),
 #'   `mcp_request()` raises an error naming the field.

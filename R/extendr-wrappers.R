@@ -125,6 +125,13 @@ check_schema_ <- function(schema, what) .Call(wrap__check_schema_, schema, what)
 #' @noRd
 type_schema_ <- function(x, pretty) .Call(wrap__type_schema_, x, pretty)
 
+#' A complete schema given as a tool's `arguments`: it must describe an
+#' object (`type: "object"`), as every revision's `inputSchema` must.
+#' Returns the names of its top-level properties, for the check against
+#' the function's arguments.
+#' @noRd
+input_schema_properties_ <- function(schema) .Call(wrap__input_schema_properties_, schema)
+
 #' A server process started by `mcp_client()`.
 #' @noRd
 #'
@@ -330,12 +337,21 @@ McpClientHttp$url <- function() .Call(wrap__McpClientHttp__url, self)
 #'}
 #'
 #'\subsection{Method `elicit`}{
-#'Asks the user for input through the client. Returns
-#'`list(status, value)`: `"answer"` with the answer (`list(action,
-#'content)`); `"needs_input"` when the call must end here (the engine
-#'answers it with an `input_required` result to retry, or with -32021
-#'when the request did not declare elicitation); `"unavailable"`,
-#'`"failed"` or `"unusable"` (an answer R cannot hold) with the reason;
+#'Asks the user for input through the client (`mcp_elicit()`): as
+#'`ask_input()` with an `elicitation/create` request.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `ask_input`}{
+#'Sends one input request under `key`: `spec` is `list(method, params,
+#'form)` (see `input::read_request`). Returns `list(status, value)`:
+#'`"answer"` with the answer as an R value; `"needs_input"` when the
+#'call must end at its input requests (the engine answers it with an
+#'`input_required` result to retry, or with -32021 when the request did
+#'not declare a capability they need); `"unavailable"`, `"failed"` or
+#'`"unusable"` (an answer R cannot hold) with the reason;
 #'`"interrupted"` when an interrupt arrived while waiting (R raises it
 #'again).
 #' \subsection{noRd}{
@@ -437,6 +453,8 @@ McpServer$cancelled <- function(job) .Call(wrap__McpServer__cancelled, self, job
 McpServer$request_context <- function() .Call(wrap__McpServer__request_context, self)
 
 McpServer$elicit <- function(key, message, schema) .Call(wrap__McpServer__elicit, self, key, message, schema)
+
+McpServer$ask_input <- function(key, spec) .Call(wrap__McpServer__ask_input, self, key, spec)
 
 McpServer$worker_call <- function() .Call(wrap__McpServer__worker_call, self)
 

@@ -14,7 +14,14 @@
 #' @param arguments A named list of [type helpers][tool-types], one per
 #'   argument of `fun` the client may supply. Each name must be an argument
 #'   of `fun` (unless `fun` takes `...`). [type_ignore()] entries are left
-#'   out of the schema.
+#'   out of the schema. Or one helper for all of them: a [type_object()],
+#'   or a [type_from_schema()] of a complete JSON Schema (2020-12) object
+#'   schema, sent to clients as it is (`$schema`, `$defs` and `$ref`,
+#'   `allOf`/`anyOf`/`oneOf`, `if`/`then`/`else`, ...) and checked in full
+#'   against each call's arguments. Its properties are converted to R values
+#'   as far as the schema makes their type certain (following `$ref`s and
+#'   `allOf`, and `anyOf`/`oneOf` whose branches agree; see
+#'   [mcpserver-values]); the rest arrive in mcplite's raw shapes.
 #' @param name The tool's name: 1 to 128 characters of letters, digits, `_`,
 #'   `.` and `-`. Defaults to the name of the variable passed as `fun`. Names
 #'   longer than 64 characters draw a warning: clients prefix tool names and
@@ -74,6 +81,20 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
     fun_expr <- substitute(fun)
     if (is.symbol(fun_expr)) name <- as.character(fun_expr)
   }
+  input_schema <- NULL
+  if (inherits(arguments, "mcpserver_type")) {
+    # One helper for all arguments: a type_object() lists them; a
+    # type_from_schema() is sent as it is, whatever 2020-12 keywords it uses.
+    if (identical(arguments$kind, "object")) {
+      arguments <- arguments$properties
+    } else if (identical(arguments$kind, "from_schema")) {
+      input_schema <- arguments
+      arguments <- list()
+      check_schema_arguments(input_schema, fun)
+    } else {
+      abort("`arguments` must be a named list of type helpers, a type_object() or a type_from_schema() object schema.")
+    }
+  }
   if (is.list(arguments)) arguments <- lapply(arguments, as_mcp_type)
   output_schema <- as_mcp_type(output_schema)
   formals_of_fun <- if (is.function(fun)) names(formals(args(fun) %||% fun)) else NULL
@@ -97,6 +118,7 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
     task = task,
     concurrent = concurrent
   )
+  spec$input_schema <- input_schema
   attr(fun, "mcpserver_tool") <- spec
   # mcplite's class name too, so scripts that test for it still work.
   tool_classes <- c("mcpserver_tool", "mcplite_tool")
@@ -165,6 +187,21 @@ tool_definition <- function(x, protocol_version = "2026-07-28", pretty = TRUE) {
   new_json(rust(tool_definition_(tool_spec(x), protocol_version, pretty)))
 }
 
+# The top-level properties of a complete argument schema must be arguments
+# of `fun` (unless it takes `...`), as with a list of helpers.
+check_schema_arguments <- function(schema, fun) {
+  names <- rust(input_schema_properties_(schema$schema))
+  formals <- if (is.function(fun)) names(formals(args(fun) %||% fun))
+  if (is.null(formals) || "..." %in% formals) return(invisible())
+  unknown <- setdiff(names, formals)
+  if (length(unknown) > 0) {
+    abort(sprintf(
+      "The schema's properties %s are not arguments of the function.",
+      paste0("`", unknown, "`", collapse = ", ")
+    ))
+  }
+}
+
 as_tool <- function(x) {
   if (is_tool(x)) return(x)
   if (is_ellmer_tool(x)) return(tool_from_ellmer(x))
@@ -175,6 +212,7 @@ as_tool <- function(x) {
 format.mcpserver_tool <- function(x, ...) {
   spec <- tool_spec(x)
   args <- names(spec$arguments)
+  if (!is.null(spec$input_schema)) args <- names(spec$input_schema$schema$properties)
   c(
     sprintf("<mcpserver_tool> %s(%s)", spec$name, paste(args, collapse = ", ")),
     paste0("  ", spec$description)

@@ -21,6 +21,17 @@
 #'   The JSON type is inferred from them: character values give `"string"`,
 #'   integers `"integer"`, other numbers `"number"`, logicals `"boolean"`,
 #'   and a mix gives no `type`. A factor uses its levels.
+#' @param default The value a form shows before the user changes it: for
+#'   [mcp_elicit()] forms, and advertised as the JSON Schema `default` of a
+#'   tool argument (an argument the client leaves out still takes the tool
+#'   function's default). A single value of the helper's type; for
+#'   `type_enum()` one of `values`; for `type_array()` a vector of values
+#'   (of `items`' `values` when it is a `type_enum()`).
+#' @param titles For `type_enum()`, a label for each of `values`, in order
+#'   (a character vector): forms show the labels and send back the values.
+#'   The schema then lists `oneOf: [{const, title}]` (as an array's items,
+#'   `anyOf` in a form); clients of the 2025-06-18 revision get the legacy
+#'   `enumNames` instead.
 #' @param items For `type_array()`, the type helper of the elements.
 #' @param .description,.required Like `description` and `required`, for
 #'   `type_object()` (dotted so they cannot clash with property names).
@@ -37,7 +48,9 @@
 #' @examples
 #' type_number("The radius, in metres")
 #' type_enum(c("celsius", "fahrenheit"))
+#' type_enum(c("c", "f"), titles = c("Celsius", "Fahrenheit"), default = "c")
 #' type_array(type_string())
+#' type_array(type_enum(c("red", "green", "blue")), default = "red")
 #' type_object(
 #'   .description = "A point",
 #'   x = type_number(),
@@ -56,52 +69,84 @@ type_class <- function(kind) {
   )
 }
 
-new_type <- function(kind, description, required, ...) {
+new_type <- function(kind, description, required, ..., default = NULL) {
   rust(check_type_args_(description, required))
-  structure(
-    list(kind = kind, description = description, required = required, ...),
-    class = type_class(kind)
+  type <- list(kind = kind, description = description, required = required, ...)
+  # Only when given, so helpers keep mcplite's fields otherwise.
+  if (!is.null(default)) type$default <- default
+  structure(type, class = type_class(kind))
+}
+
+# A default must be a value of its helper, so a form never starts invalid.
+check_default <- function(default, ok, what) {
+  if (!is.null(default) && !isTRUE(ok(default))) abort(paste0("`default` must be ", what, "."))
+  default
+}
+
+is_whole_number <- function(x) is_number(x) && x == round(x)
+
+#' @rdname tool-types
+#' @export
+type_boolean <- function(description = NULL, required = TRUE, default = NULL) {
+  new_type("boolean", description, required,
+    default = check_default(default, is_flag, "TRUE or FALSE")
   )
 }
 
 #' @rdname tool-types
 #' @export
-type_boolean <- function(description = NULL, required = TRUE) {
-  new_type("boolean", description, required)
+type_integer <- function(description = NULL, required = TRUE, default = NULL) {
+  new_type("integer", description, required,
+    default = check_default(default, is_whole_number, "a single whole number")
+  )
 }
 
 #' @rdname tool-types
 #' @export
-type_integer <- function(description = NULL, required = TRUE) {
-  new_type("integer", description, required)
+type_number <- function(description = NULL, required = TRUE, default = NULL) {
+  new_type("number", description, required,
+    default = check_default(default, is_number, "a single finite number")
+  )
 }
 
 #' @rdname tool-types
 #' @export
-type_number <- function(description = NULL, required = TRUE) {
-  new_type("number", description, required)
+type_string <- function(description = NULL, required = TRUE, default = NULL) {
+  new_type("string", description, required,
+    default = check_default(default, is_string, "a single string")
+  )
 }
 
 #' @rdname tool-types
 #' @export
-type_string <- function(description = NULL, required = TRUE) {
-  new_type("string", description, required)
-}
-
-#' @rdname tool-types
-#' @export
-type_enum <- function(values, description = NULL, required = TRUE) {
+type_enum <- function(values, description = NULL, required = TRUE,
+                      titles = NULL, default = NULL) {
   if (is.factor(values)) values <- levels(values)
   rust(check_enum_values_(values))
-  new_type("enum", description, required, values = as.list(values))
+  if (!is.null(titles) && !(is.character(titles) && length(titles) == length(values) && !anyNA(titles))) {
+    abort("`titles` must be a character vector with one title for each of `values`.")
+  }
+  in_values <- function(d) length(d) == 1L && !is.list(d) && d %in% unlist(values)
+  type <- new_type("enum", description, required,
+    values = as.list(values),
+    default = check_default(default, in_values, "one of `values`")
+  )
+  if (!is.null(titles)) type$titles <- titles
+  type
 }
 
 #' @rdname tool-types
 #' @export
-type_array <- function(items, description = NULL, required = TRUE) {
+type_array <- function(items, description = NULL, required = TRUE, default = NULL) {
   items <- as_mcp_type(items)
   rust(check_items_(items))
-  new_type("array", description, required, items = items)
+  if (!is.null(default)) {
+    allowed <- if (identical(items$kind, "enum")) unlist(items$values)
+    ok <- is.atomic(default) && !anyNA(default) && (is.null(allowed) || all(default %in% allowed))
+    if (!ok) abort("`default` must be a vector of values of `items` (for a type_enum(), of its `values`).")
+    default <- I(default)
+  }
+  new_type("array", description, required, items = items, default = default)
 }
 
 #' @rdname tool-types

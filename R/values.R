@@ -20,7 +20,8 @@
 #' | `type_array()` of a scalar type | `[1, 2]`, `[]`, `[1, null]` | atomic vector `c(1, 2)`, a zero-length vector, `c(1, NA)` |
 #' | `type_array()` of objects or arrays | `[{...}, {...}]` | unnamed list of converted elements |
 #' | `type_object()` | `{"a": 1}` | named list, properties converted by their types |
-#' | `type_from_schema()`, or `convert = FALSE` | anything | mcplite's raw shapes (below) |
+#' | `type_from_schema()` for one argument, or `convert = FALSE` | anything | mcplite's raw shapes (below) |
+#' | `tool(arguments = type_from_schema(<object schema>))` | by the schema | as above where the schema makes the type certain (`type`, `enum`, `$ref`, `allOf`, agreeing `anyOf`/`oneOf`), raw shapes elsewhere |
 #'
 #' Raw shapes (as mcplite passes them): `null` is `NULL`; `true`/`false`
 #' logical; integers in R's integer range are integers, other numbers

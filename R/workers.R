@@ -310,7 +310,7 @@ check_done <- function(server, pool, call) {
   call$future <- NULL
   if (!call$answered) {
     if (is.list(outcome) && !is.null(outcome$question)) {
-      ask_user(server, pool, call, outcome$question)
+      ask_user_for_worker(server, pool, call, outcome$question)
     } else {
       deliver(server, call, outcome)
     }
@@ -320,7 +320,7 @@ check_done <- function(server, pool, call) {
 }
 
 # The tool's run ended at mcp_elicit() with a question it has no answer to.
-ask_user <- function(server, pool, call, question) {
+ask_user_for_worker <- function(server, pool, call, question) {
   id <- call$job$id
   asked <- server$worker_ask(id, question$key, question$message, question$schema)
   switch(asked$status,

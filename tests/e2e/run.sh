@@ -195,4 +195,16 @@ else
   report workers 0 1 0 "client not installed"
 fi
 
+# Asking the client (tests/testthat/fixtures/asking.R): forms of every field
+# kind, sampling, roots and several requests in one round, answered by the
+# mcp 2.x client's callbacks in legacy mode and on 2026-07-28.
+if [ -n "$py2" ]; then
+  began=$SECONDS
+  mkdir -p "$OUT/asking"
+  run_driver "$OUT/asking" 180 "$py2" tests/e2e/python/asking.py "$OUT/asking/wire"
+  tally asking "$OUT/asking" "$began"
+else
+  report asking 0 1 0 "client not installed"
+fi
+
 finish

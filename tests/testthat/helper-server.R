@@ -153,9 +153,13 @@ expect_wire_valid <- function(line, rev, result_type = NULL) {
       check(result_type, as.character(jsonlite::toJSON(msg$result, auto_unbox = TRUE, null = "null", digits = NA)))
     }
   } else if (!is.null(msg$id)) {
-    # A request of the server's own: an elicitation.
+    # A request of the server's own, for input.
     check("JSONRPCRequest", line)
-    check("ElicitRequest", line)
+    check(switch(msg$method,
+      `sampling/createMessage` = "CreateMessageRequest",
+      `roots/list` = "ListRootsRequest",
+      "ElicitRequest"
+    ), line)
   } else {
     check("JSONRPCNotification", line)
   }

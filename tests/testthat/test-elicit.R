@@ -184,7 +184,7 @@ test_that("2026-07-28 task extension: the server decides, the client polls", {
 })
 
 test_that("mcp_elicit() outside a tool call, and bad schemas", {
-  expect_error(mcp_elicit("Name?", list(name = type_string())), "can only be used while a tool call runs")
+  expect_error(mcp_elicit("Name?", list(name = type_string())), "can only be asked for while a tool call runs")
   expect_error(mcp_elicit(1), "`message` must be a single string.", fixed = TRUE)
   expect_error(mcp_elicit("x", list(type_string())), "named list")
   expect_error(tool(function() 1, "d", name = "t", task = "sometimes"), "`task` must be one of")
@@ -218,4 +218,206 @@ test_that("a tool that signals it needs input without asking still gets an answe
   expect_match(r$result$content[[1]]$text, "mcp_elicit")
   expect_equal(finish(client), 0L)
   expect_log_valid(client)
+})
+
+# --- Forms of every field kind, sampling, roots, several keys per round ---
+
+legacy_client <- function(version, caps, env = parent.frame()) {
+  client <- start_server(fixture("asking.R"), env = env)
+  client$rev <- version
+  request(client, 0, "initialize", list(protocolVersion = version,
+    capabilities = caps, clientInfo = list(name = "t", version = "1")))
+  client
+}
+
+# Calls `name` and answers the server's one request with `answer`; returns
+# the request and the call's result.
+answered_call <- function(client, id, name, answer) {
+  send(client, list(jsonrpc = "2.0", id = id, method = "tools/call", params = list(name = name, arguments = empty)))
+  ask <- receive(client)
+  send(client, list(jsonrpc = "2.0", id = ask$id, result = answer))
+  list(ask = ask, result = receive(client)$result)
+}
+
+sampled <- function(text) {
+  list(role = "assistant", content = list(type = "text", text = text), model = "test-model", stopReason = "endTurn")
+}
+
+test_that("forms carry defaults, titled and several choices, and answers become R values", {
+  client <- legacy_client("2025-11-25", list(elicitation = empty))
+  got <- answered_call(client, 1, "form_defaults", list(action = "accept", content = list(
+    name = "Ada", age = 36, score = 99.5, status = "pending", verified = FALSE
+  )))
+  fields <- got$ask$params$requestedSchema$properties
+  expect_equal(fields$name, list(type = "string", default = "John Doe"))
+  expect_equal(fields$age, list(type = "integer", default = 30L))
+  expect_equal(fields$score, list(type = "number", default = 95.5))
+  expect_equal(fields$status, list(type = "string", enum = list("active", "inactive", "pending"), default = "active"))
+  expect_equal(fields$verified, list(type = "boolean", default = TRUE))
+  expect_equal(got$ask$params$mode, "form")
+  expect_equal(got$result$content[[1]]$text,
+    "name=Ada<character> age=36<integer> score=99.5<numeric> status=pending<character> verified=FALSE<logical>")
+
+  got <- answered_call(client, 2, "form_choices", list(action = "accept", content = list(
+    untitled = "b", titled = "v1", legacy = "y", several = list("q", "r"), several_titled = list("s2")
+  )))
+  fields <- got$ask$params$requestedSchema$properties
+  expect_equal(fields$titled$oneOf, list(list(const = "v1", title = "First"), list(const = "v2", title = "Second")))
+  expect_equal(fields$titled$default, "v2")
+  expect_equal(fields$legacy$enumNames, list("Ex", "Why"))
+  expect_equal(fields$several, list(type = "array", items = list(type = "string", enum = list("p", "q", "r")), default = list("p", "q")))
+  expect_equal(fields$several_titled$items, list(anyOf = list(list(const = "s1", title = "One"), list(const = "s2", title = "Two"))))
+  expect_equal(unlist(got$ask$params$requestedSchema$required), c("untitled", "titled", "legacy", "several"))
+  # Several choices arrive as a character vector, even of one.
+  expect_equal(got$result$content[[1]]$text,
+    "untitled=b<character> titled=v1<character> legacy=y<character> several=q+r<character> several_titled=s2<character>")
+
+  # An answer that does not fit the form never reaches the tool as such.
+  got <- answered_call(client, 4, "form_defaults", list(action = "accept", content = list(
+    name = "Ada", age = "old", score = 1, status = "gone", verified = TRUE
+  )))
+  expect_true(got$result$isError)
+  expect_match(got$result$content[[1]]$text, 'age: expected an integer, got "old"', fixed = TRUE)
+  expect_match(got$result$content[[1]]$text, "status: expected one of", fixed = TRUE)
+
+  # A field outside the protocol's subset is a tool error naming it.
+  r <- call_tool(client, 3, "bad_form")
+  expect_true(r$result$isError)
+  expect_match(r$result$content[[1]]$text, "field `email`: `format` must be one of")
+  finish(client)
+  for (entry in client$log) expect_wire_valid(entry$line, entry$rev)
+})
+
+test_that("2025-06-18 gets legacy titles and no defaults, and cannot be asked for several choices", {
+  client <- legacy_client("2025-06-18", list(elicitation = empty))
+  got <- answered_call(client, 1, "form_defaults", list(action = "decline"))
+  fields <- got$ask$params$requestedSchema$properties
+  expect_null(fields$name$default)
+  expect_equal(fields$verified$default, TRUE)
+  expect_null(got$ask$params$mode)
+  r <- call_tool(client, 2, "form_choices")
+  expect_true(r$result$isError)
+  expect_match(r$result$content[[1]]$text, "field `several` lets the user pick several choices")
+  finish(client)
+  for (entry in client$log) expect_wire_valid(entry$line, entry$rev)
+})
+
+test_that("sampling and roots are requests to a handshake-era client", {
+  for (version in c("2024-11-05", "2025-06-18", "2025-11-25")) {
+    client <- legacy_client(version, list(sampling = empty, roots = list(listChanged = TRUE)))
+    got <- answered_call(client, 1, "capital", sampled("Paris."))
+    expect_equal(got$ask$method, "sampling/createMessage")
+    params <- got$ask$params
+    expect_equal(params$messages, list(list(role = "user", content = list(type = "text", text = "What is the capital of France?"))))
+    expect_equal(params$maxTokens, 100L)
+    expect_equal(params$systemPrompt, "Be brief")
+    expect_equal(params$modelPreferences, list(hints = list(list(name = "claude")), speedPriority = 0.5))
+    expect_equal(got$result$content[[1]]$text, "LLM response: Paris. (test-model, endTurn)")
+    got <- answered_call(client, 2, "roots", list(roots = list(
+      list(uri = "file:///test/root", name = "Test Root"), list(uri = "file:///other")
+    )))
+    expect_equal(got$ask$method, "roots/list")
+    expect_equal(got$result$content[[1]]$text, "2 roots: file:///test/root Test Root; file:///other NA")
+    # An answer of the wrong kind, or an error, is a tool error.
+    got <- answered_call(client, 3, "roots", list(action = "accept"))
+    expect_true(got$result$isError)
+    expect_match(got$result$content[[1]]$text, "roots result")
+    send(client, list(jsonrpc = "2.0", id = 4, method = "tools/call", params = list(name = "capital", arguments = empty)))
+    ask <- receive(client)
+    send(client, list(jsonrpc = "2.0", id = ask$id, error = list(code = -1L, message = "User rejected sampling")))
+    r <- receive(client)
+    expect_true(r$result$isError)
+    expect_match(r$result$content[[1]]$text, "User rejected sampling")
+    finish(client)
+    for (entry in client$log) expect_wire_valid(entry$line, entry$rev)
+  }
+  # Without the capability, the tool learns it and says so.
+  client <- legacy_client("2025-11-25", empty)
+  r <- call_tool(client, 1, "capital")
+  expect_match(r$result$content[[1]]$text, "did not declare the sampling capability")
+  r <- call_tool(client, 2, "roots")
+  expect_match(r$result$content[[1]]$text, "did not declare the roots capability")
+  finish(client)
+})
+
+test_that("2026-07-28: several named requests in one round, then a complete result", {
+  client <- start_server(fixture("asking.R"))
+  client$rev <- "2026-07-28"
+  caps <- list(elicitation = empty, sampling = empty, roots = list(listChanged = TRUE))
+  r <- modern_call(client, 1, "multiple", caps)
+  expect_equal(r$result$resultType, "input_required")
+  requests <- r$result$inputRequests
+  expect_equal(names(requests), c("user_name", "greeting", "client_roots"))
+  expect_equal(requests$user_name$method, "elicitation/create")
+  expect_equal(requests$greeting$params$maxTokens, 50L)
+  expect_equal(requests$client_roots, list(method = "roots/list", params = empty))
+  expect_wire_valid(client$log[[1]]$line, "2026-07-28", "InputRequiredResult")
+  responses <- list(
+    user_name = list(action = "accept", content = list(name = "Ada")),
+    greeting = sampled("Hello"),
+    client_roots = list(roots = list(list(uri = "file:///test/root", name = "Test Root")))
+  )
+  first_state <- r$result$requestState
+  # Answered in part: the next round asks only what is missing, and the
+  # answer given is carried in the state.
+  r <- modern_call(client, 2, "multiple", caps, list(inputResponses = responses["user_name"], requestState = first_state))
+  expect_equal(r$result$resultType, "input_required")
+  expect_equal(names(r$result$inputRequests), c("greeting", "client_roots"))
+  r <- modern_call(client, 21, "multiple", caps, list(inputResponses = responses[-1], requestState = r$result$requestState))
+  expect_equal(r$result$resultType, "complete")
+  expect_equal(r$result$content[[1]]$text, "Hello Ada - roots: 1")
+
+  # Single sampling and roots rounds.
+  r <- modern_call(client, 3, "capital", caps)
+  expect_equal(names(r$result$inputRequests), "input-1")
+  r <- modern_call(client, 4, "capital", caps, list(
+    inputResponses = list(`input-1` = sampled("The capital of France is Paris.")), requestState = r$result$requestState
+  ))
+  expect_match(r$result$content[[1]]$text, "The capital of France is Paris.")
+  # An answer of another kind under a key is a tool error, not a crash.
+  r <- modern_call(client, 5, "roots", caps)
+  r <- modern_call(client, 6, "roots", caps, list(
+    inputResponses = list(`input-1` = sampled("not roots")), requestState = r$result$requestState
+  ))
+  expect_true(r$result$isError)
+  expect_match(r$result$content[[1]]$text, "not an answer to `roots/list`")
+
+  # Without some capabilities: -32021 naming each; a tool that checks asks
+  # only what the request can answer.
+  r <- modern_call(client, 7, "multiple", list(sampling = empty))
+  expect_equal(r$error$code, -32021L)
+  expect_setequal(names(r$error$data$requiredCapabilities), c("elicitation", "roots"))
+  r <- modern_call(client, 8, "by_capability", list(sampling = empty))
+  expect_equal(r$result$resultType, "input_required")
+  expect_equal(r$result$inputRequests$`input-1`$method, "sampling/createMessage")
+  r <- modern_call(client, 9, "same_key_twice", caps)
+  expect_equal(names(r$result$inputRequests), "a")
+  r <- modern_call(client, 10, "same_key_twice", caps, list(
+    inputResponses = list(a = list(roots = list())), requestState = r$result$requestState
+  ))
+  expect_true(r$result$isError)
+  expect_match(r$result$content[[1]]$text, "key `a` was already asked")
+  finish(client)
+  for (entry in client$log) expect_wire_valid(entry$line, entry$rev)
+})
+
+test_that("field helpers check their defaults and titles", {
+  expect_error(type_string(default = 1), "`default` must be a single string")
+  expect_error(type_integer(default = 2.5), "whole number")
+  expect_error(type_boolean(default = NA), "TRUE or FALSE")
+  expect_error(type_enum(c("a", "b"), default = "z"), "one of `values`")
+  expect_error(type_enum(c("a", "b"), titles = "A"), "one title for each")
+  expect_error(type_array(type_enum(c("a", "b")), default = c("a", "z")), "values of `items`")
+  expect_equal(
+    unclass(mcpserver:::type_schema_(type_enum(c("a", "b"), titles = c("A", "B"), default = "a"), FALSE)),
+    '{"type":"string","oneOf":[{"const":"a","title":"A"},{"const":"b","title":"B"}],"default":"a"}'
+  )
+  expect_equal(unclass(mcpserver:::type_schema_(type_array(type_string(), default = "x"), FALSE)),
+    '{"type":"array","items":{"type":"string"},"default":["x"]}')
+  # mcplite's fields are unchanged when no default is given.
+  expect_null(type_string()$default)
+  expect_error(ask_model("hi", max_tokens = 0), "positive whole number")
+  expect_error(ask_model(list(list(role = "system", content = "x"))), "role")
+  expect_error(mcp_ask(list()), "ask_user")
+  expect_error(mcp_sample("hi"), "while a tool call runs")
 })

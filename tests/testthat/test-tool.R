@@ -137,3 +137,67 @@ test_that("output schemas, titles, icons, meta, timeouts and convert", {
   expect_error(tool_definition(tool(add, "d"), "2024-10-07"), "`protocol_version` must be one of")
   expect_error(tool_definition(add), "`x` must be a tool made with `tool()`.", fixed = TRUE)
 })
+
+test_that("a complete 2020-12 schema as `arguments` is sent as given, checked in full and converted where certain", {
+  schema <- '{
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+      "point": {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}}, "required": ["x", "y"]}
+    },
+    "properties": {
+      "origin": {"$ref": "#/$defs/point"},
+      "path": {"type": "array", "items": {"$ref": "#/$defs/point"}},
+      "count": {"allOf": [{"type": "integer"}, {"minimum": 0}]},
+      "size": {"oneOf": [{"type": "number", "maximum": 10}, {"type": "number", "minimum": 100}]},
+      "kind": {"type": "string", "enum": ["a", "b"]},
+      "either": {"anyOf": [{"type": "string"}, {"type": "number"}]}
+    },
+    "required": ["origin"],
+    "if": {"properties": {"kind": {"const": "a"}}, "required": ["kind"]},
+    "then": {"required": ["count"]},
+    "else": {"properties": {"count": {"maximum": 5}}},
+    "additionalProperties": false
+  }'
+  script <- server_script(c(
+    sprintf("schema <- %s", deparse1(schema)),
+    "shapes <- function(origin, path = NULL, count = NULL, size = NULL, kind = NULL, either = NULL) {",
+    "  args <- list(origin = origin, path = path, count = count, size = size, kind = kind, either = either)",
+    "  paste(names(args), vapply(args, function(a) paste(class(a), collapse = '/'), ''), sep = ':', collapse = ' ')",
+    "}",
+    "mcp_server(tool(shapes, 'Shapes', arguments = type_from_schema(schema)))"
+  ))
+  client <- start_server(script)
+  initialize(client)
+  listed <- request(client, 1, "tools/list")$result$tools[[1]]$inputSchema
+  expect_equal(listed$`$schema`, "https://json-schema.org/draft/2020-12/schema")
+  expect_equal(listed$`$defs`$point$required, list("x", "y"))
+  expect_equal(listed$then, list(required = list("count")))
+  r <- call_tool(client, 2, "shapes", list(
+    origin = list(x = 1, y = 2), path = list(list(x = 1, y = 2)), count = 3, size = 5, kind = "a", either = 2
+  ))
+  expect_false(isTRUE(r$result$isError))
+  expect_equal(r$result$content[[1]]$text,
+    "origin:list path:list count:integer size:numeric kind:character either:integer")
+  bad <- function(id, arguments, says) {
+    r <- call_tool(client, id, "shapes", arguments)
+    expect_true(r$result$isError, info = says)
+    expect_match(r$result$content[[1]]$text, says, info = says)
+  }
+  bad(3, list(origin = list(x = 1)), "y")                      # $ref'd required
+  bad(4, list(origin = list(x = 1, y = 2), kind = "a"), "count") # if/then
+  bad(5, list(origin = list(x = 1, y = 2), count = 9), "9")      # else
+  bad(6, list(origin = list(x = 1, y = 2), size = 50), "size")   # oneOf
+  bad(7, list(origin = list(x = 1, y = 2), count = -1), "count") # allOf
+  bad(8, list(origin = list(x = 1, y = 2), extra = TRUE), "extra")
+  expect_equal(finish(client), 0)
+  expect_log_valid(client)
+
+  f <- function(a) a
+  expect_error(tool(f, "d", arguments = type_from_schema('{"type": "string"}')), "must be an object schema")
+  expect_error(tool(f, "d", arguments = type_from_schema('{"type": "object", "properties": {"b": {}}}')), "`b` are not arguments")
+  expect_error(tool(f, "d", arguments = type_string()), "named list of type helpers")
+  t <- tool(function(a, b) a, "d", name = "t", arguments = type_object(a = type_number(), b = type_string()))
+  expect_equal(names(attr(t, "mcpserver_tool")$arguments), c("a", "b"))
+  expect_match(format(tool(f, "d", arguments = type_from_schema('{"type": "object", "properties": {"a": {}}}')))[1], "f\\(a\\)")
+})

@@ -412,7 +412,7 @@ test_that("a worker's mcp_elicit() with a form the protocol cannot carry fails w
   client <- start_asking()
   r <- call_tool(client, 1, "ask_badly")
   expect_true(r$result$isError)
-  expect_match(r$result$content[[1]]$text, "`schema` must be a type_object()", fixed = TRUE)
+  expect_match(r$result$content[[1]]$text, "`schema`: field `picks`: `items.enum` must be a non-empty array of strings", fixed = TRUE)
   # The server goes on: the next question is asked.
   send_call(client, 2, "ask")
   expect_equal(next_server_request(client)$method, "elicitation/create")

@@ -8,6 +8,7 @@
 pub mod backpressure;
 pub mod board;
 pub mod bridge;
+pub mod elicitation;
 pub mod engine;
 pub mod forks;
 pub mod framing;

@@ -8,7 +8,8 @@
 //! draft-07 `definitions` and tuple `items`, `prefixItems`,
 //! `patternProperties`, `dependentSchemas`, `unevaluatedProperties`,
 //! `if`/`then`/`else`, `allOf`/`anyOf`/`oneOf`, `format`, `const`,
-//! bounds and `uniqueItems`. The generator is seeded, so a failure names
+//! bounds and `uniqueItems`; and complete tool schemas with `$schema`,
+//! `$anchor`s and definitions reached through escaped pointers. The generator is seeded, so a failure names
 //! a case that reproduces.
 
 use mcp_core::validation::Checker;
@@ -47,6 +48,9 @@ struct Gen<'a> {
     /// `definitions` (draft-07) or `$defs`.
     defs_key: &'static str,
     draft7: bool,
+    /// Whether subschemas may name another dialect (`$schema` without
+    /// `$id`, which 2020-12 ignores, so their draft-07 tuples are invalid).
+    nested_dialects: bool,
 }
 
 impl Gen<'_> {
@@ -102,7 +106,7 @@ impl Gen<'_> {
                     "$ref": format!("#/{}/{name}", self.defs_key)
                 })
             }
-            11 => {
+            11 if self.nested_dialects => {
                 // A nested dialect: meaningful only with its own `$id`.
                 let mut s = self.array(depth);
                 s["$schema"] = json!("http://json-schema.org/draft-07/schema#");
@@ -314,6 +318,71 @@ impl Gen<'_> {
         schema
     }
 
+    /// A complete 2020-12 object schema as `tool(arguments =
+    /// type_from_schema(...))` sends it: `$schema`, definitions whose names
+    /// need escaping in a pointer (`/`, `~`, a space), `$anchor`s, `$ref`s
+    /// beside other keywords, root-level composition and conditionals, and
+    /// `unevaluatedProperties` that must see through all of them.
+    fn complete_tool_schema(&mut self) -> Value {
+        self.nested_dialects = false;
+        // The generated parts refer to `d0` and `d1`.
+        let mut defs: Map<String, Value> = DEFS
+            .iter()
+            .map(|name| (name.to_string(), self.schema(2)))
+            .collect();
+        defs.insert("a/b".into(), self.schema(2));
+        defs.insert("c~d".into(), self.schema(2));
+        defs.insert("sp ace".into(), self.schema(2));
+        let mut anchored = self.object(2);
+        anchored["$anchor"] = json!("thing");
+        defs.insert("anchored".into(), anchored);
+        let refs = ["#/$defs/a~1b", "#/$defs/c~0d", "#/$defs/sp%20ace", "#thing"];
+        let mut props = Map::new();
+        for name in NAMES {
+            if !self.rng.chance(60) {
+                continue;
+            }
+            let mut prop = if self.rng.chance(60) {
+                json!({"$ref": *self.rng.pick(&refs)})
+            } else {
+                self.schema(2)
+            };
+            if self.rng.chance(20) && prop.is_object() {
+                prop["description"] = json!(format!("argument {name}"));
+            }
+            props.insert(name.to_string(), prop);
+        }
+        let mut root = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": defs,
+            "properties": props,
+        });
+        let required: Vec<&str> = NAMES
+            .iter()
+            .copied()
+            .filter(|_| self.rng.chance(25))
+            .collect();
+        root["required"] = json!(required);
+        match self.rng.below(5) {
+            0 => {
+                root["if"] = json!({"properties": {"a": {"const": "a"}}, "required": ["a"]});
+                root["then"] = json!({"required": ["b"]});
+                root["else"] = self.schema(2);
+            }
+            1 => root["allOf"] = json!([self.object(2), {"$ref": *self.rng.pick(&refs)}]),
+            2 => root["oneOf"] = json!([{"required": ["a"]}, {"required": ["c"]}]),
+            3 => root["anyOf"] = json!([self.schema(2), {"$ref": "#thing"}]),
+            _ => {}
+        }
+        match self.rng.below(3) {
+            0 => root["unevaluatedProperties"] = json!(false),
+            1 => root["additionalProperties"] = json!(false),
+            _ => {}
+        }
+        root
+    }
+
     /// A value shaped like the schemas: objects keyed by the same names.
     fn value(&mut self, depth: usize) -> Value {
         if depth == 0 {
@@ -340,9 +409,9 @@ impl Gen<'_> {
 
 /// The verdicts of the reader and of `jsonschema` on one pair; on a
 /// disagreement, the case.
-fn compare(schema: &Value, value: &Value, drop_optional_nulls: bool) -> Result<(), String> {
+fn compare(schema: &Value, value: &Value, drop_optional_nulls: bool) -> Result<Verdict, String> {
     let Ok(whole) = jsonschema::validator_for(schema) else {
-        return Ok(());
+        return Ok(Verdict::NotCompiled);
     };
     let checker = Checker::compile(schema).map_err(|e| format!("compile: {e}"))?;
     // What the reader is compared with: the value as sent, without the
@@ -357,12 +426,21 @@ fn compare(schema: &Value, value: &Value, drop_optional_nulls: bool) -> Result<(
     }
     let expected = whole.is_valid(&expected_value);
     match checker.read(&value.to_string(), drop_optional_nulls) {
-        Ok(read) if expected && read == expected_value => Ok(()),
-        Err(_) if !expected => Ok(()),
+        Ok(read) if expected && read == expected_value => Ok(Verdict::Accepted),
+        Err(_) if !expected => Ok(Verdict::Rejected),
         got => Err(format!(
             "schema {schema}\nvalue {value}\ndrop nulls {drop_optional_nulls}\njsonschema valid: {expected}\nreader: {got:?}"
         )),
     }
+}
+
+/// What both validators said of one pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Verdict {
+    Accepted,
+    Rejected,
+    /// `jsonschema` refused the schema itself: nothing to compare.
+    NotCompiled,
 }
 
 fn run(seed: u64, schemas: usize, values_per_schema: usize, draft7: bool) {
@@ -375,21 +453,24 @@ fn run_on(
     values_per_schema: usize,
     draft7: bool,
     make: fn(&mut Gen) -> Value,
-) {
+) -> std::collections::HashMap<Verdict, usize> {
     let mut rng = Rng(seed);
     let mut failures = Vec::new();
+    let mut verdicts = std::collections::HashMap::new();
     for case in 0..schemas {
         let mut gen = Gen {
             rng: &mut rng,
             defs_key: if draft7 { "definitions" } else { "$defs" },
             draft7,
+            nested_dialects: true,
         };
         let schema = make(&mut gen);
         for _ in 0..values_per_schema {
             let value = gen.value(4);
             let drop = gen.rng.chance(50);
-            if let Err(e) = compare(&schema, &value, drop) {
-                failures.push(format!("case {case}:\n{e}"));
+            match compare(&schema, &value, drop) {
+                Ok(verdict) => *verdicts.entry(verdict).or_insert(0) += 1,
+                Err(e) => failures.push(format!("case {case}:\n{e}")),
             }
         }
         if failures.len() >= 3 {
@@ -397,6 +478,7 @@ fn run_on(
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    verdicts
 }
 
 #[test]
@@ -415,4 +497,16 @@ fn generated_draft_07_schemas_get_the_verdict_of_jsonschema() {
 fn generated_tool_argument_schemas_get_the_verdict_of_jsonschema() {
     let seed = std::env::var("DIFF_SEED").map_or(0x5851_F42D_4C95_7F2D, |s| s.parse().unwrap());
     run_on(seed, 400, 16, false, |g| g.tool_schema());
+}
+
+#[test]
+fn generated_complete_tool_schemas_get_the_verdict_of_jsonschema() {
+    let seed = std::env::var("DIFF_SEED").map_or(0x2545_F491_4F6C_DD1D, |s| s.parse().unwrap());
+    let verdicts = run_on(seed, 300, 12, false, |g| g.complete_tool_schema());
+    eprintln!("verdicts: {verdicts:?}");
+    // Not vacuous: the schemas compile, and values land on both sides.
+    let count = |v| verdicts.get(&v).copied().unwrap_or(0);
+    assert!(count(Verdict::NotCompiled) < 300 * 12 / 4, "{verdicts:?}");
+    assert!(count(Verdict::Accepted) >= 10, "{verdicts:?}");
+    assert!(count(Verdict::Rejected) >= 100, "{verdicts:?}");
 }

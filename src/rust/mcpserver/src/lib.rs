@@ -10,6 +10,7 @@ mod check;
 mod client;
 mod content;
 mod from_json;
+mod input;
 mod json;
 mod result;
 mod rvalue;

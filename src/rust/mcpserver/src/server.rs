@@ -114,10 +114,10 @@ pub struct McpServer {
     tools: Vec<ToolCall>,
     /// The call R is running, for `mcp_request()`.
     current: RefCell<Option<Box<Job>>>,
-    /// The input request each 2026-07-28 call stopped at, for its
-    /// `input_required` result (one for the main thread's call; a worker
-    /// call's until R completes it, at once).
-    needs_input: RefCell<HashMap<JobId, (String, serde_json::Value)>>,
+    /// The input requests each 2026-07-28 call stopped at, by key, for its
+    /// `input_required` result (the main thread's call; a worker call's
+    /// until R completes it, at once).
+    needs_input: RefCell<HashMap<JobId, Vec<(String, serde_json::Value)>>>,
     /// The calls R runs on worker processes, by job: what their input
     /// requests need to know (how input is had, the answers given so far).
     worker_calls: RefCell<HashMap<JobId, CallContext>>,
@@ -247,7 +247,7 @@ fn answer_reply_or_reason(answer: Answer) -> Robj {
 /// what is wrong with the schema.
 fn elicitation_request(message: &Robj, schema: &Robj) -> Result<serde_json::Value, String> {
     let message = r_text(message).unwrap_or_default();
-    let requested = crate::types::elicitation_schema(RValue::of(schema))?;
+    let (requested, _) = crate::types::elicitation_form(RValue::of(schema))?;
     Ok(serde_json::json!({
         "method": "elicitation/create",
         "params": { "message": message, "requestedSchema": requested },
@@ -494,6 +494,10 @@ impl McpServer {
                 ("tool", Robj::from(tool.as_str())),
                 ("protocol_version", Robj::from(context.revision.as_str())),
                 ("client", raw("clientInfo", context.client_info)?),
+                (
+                    "capabilities",
+                    raw("the client's capabilities", Some(context.capabilities))?,
+                ),
                 ("meta", raw("_meta", meta)?),
                 (
                     "progress_token",
@@ -515,19 +519,42 @@ impl McpServer {
         })
     }
 
-    /// Asks the user for input through the client. Returns
-    /// `list(status, value)`: `"answer"` with the answer (`list(action,
-    /// content)`); `"needs_input"` when the call must end here (the engine
-    /// answers it with an `input_required` result to retry, or with -32021
-    /// when the request did not declare elicitation); `"unavailable"`,
-    /// `"failed"` or `"unusable"` (an answer R cannot hold) with the reason;
+    /// Asks the user for input through the client (`mcp_elicit()`): as
+    /// `ask_input()` with an `elicitation/create` request.
+    /// @noRd
+    fn elicit(&self, key: &str, message: Robj, schema: Robj) -> Robj {
+        let message = r_text(&message).unwrap_or_default();
+        let spec = List::from_pairs(vec![
+            ("method", Robj::from("elicitation/create")),
+            (
+                "params",
+                List::from_pairs(vec![("message", Robj::from(message))]).into(),
+            ),
+            ("form", schema),
+        ]);
+        self.ask_input(key, spec.into())
+    }
+
+    /// Sends one input request under `key`: `spec` is `list(method, params,
+    /// form)` (see `input::read_request`). Returns `list(status, value)`:
+    /// `"answer"` with the answer as an R value; `"needs_input"` when the
+    /// call must end at its input requests (the engine answers it with an
+    /// `input_required` result to retry, or with -32021 when the request did
+    /// not declare a capability they need); `"unavailable"`, `"failed"` or
+    /// `"unusable"` (an answer R cannot hold) with the reason;
     /// `"interrupted"` when an interrupt arrived while waiting (R raises it
     /// again).
     /// @noRd
-    fn elicit(&self, key: &str, message: Robj, schema: Robj) -> Robj {
-        let request = match elicitation_request(&message, &schema) {
+    fn ask_input(&self, key: &str, spec: Robj) -> Robj {
+        let request = match crate::input::read_request(RValue::of(&spec)) {
             Ok(r) => r,
             Err(e) => return check::fail(e),
+        };
+        let answer = |v: &serde_json::Value| -> Robj {
+            match crate::input::answer_value(&request, v) {
+                Ok(value) => reply("answer", value),
+                Err(e) => reply("unusable", client_text(&e)),
+            }
         };
         // Copied out first: no borrow may be alive while R values are built.
         let (job, given, input) = {
@@ -535,28 +562,37 @@ impl McpServer {
             let Some(job) = current.as_ref() else {
                 return reply("unavailable", "no tool call is running".into());
             };
-            let given = job.context.answers.get(key).cloned();
-            (job.id, given, job.context.input.clone())
+            let context = &job.context;
+            let given = context.answers.get(key).cloned();
+            let input = mcp_core::engine::input_mode(
+                context.revision,
+                &context.capabilities,
+                context.task.is_some(),
+                &request.method,
+            );
+            (job.id, given, input)
         };
         let Some(server) = &self.server else {
             return reply("unavailable", "no tool call is running".into());
         };
         if let Some(given) = given {
-            return answer_reply(&given);
+            return answer(&given);
         }
         match input {
             InputMode::Unavailable(reason) => reply("unavailable", reason.into()),
             InputMode::Retry | InputMode::MissingCapability => {
-                self.needs_input
-                    .borrow_mut()
-                    .insert(job, (key.to_string(), request));
+                let mut needs_input = self.needs_input.borrow_mut();
+                let pending = needs_input.entry(job).or_default();
+                pending.retain(|(k, _)| k != key);
+                pending.push((key.to_string(), request.request.clone()));
                 reply("needs_input", ().into())
             }
             InputMode::Ask => {
-                let answers = server.ask(job, key.to_string(), request);
+                let answers = server.ask(job, key.to_string(), request.request.clone());
                 loop {
                     match answers.recv_timeout(INTERRUPT_TICK) {
-                        Ok(answer) => return answer_reply_or_reason(answer),
+                        Ok(Ok(given)) => return answer(&given),
+                        Ok(Err(reason)) => return reply("failed", client_text(&reason)),
                         Err(mpsc::RecvTimeoutError::Disconnected) => {
                             return reply("failed", "the server stopped".into())
                         }
@@ -629,7 +665,7 @@ impl McpServer {
             InputMode::Retry | InputMode::MissingCapability => {
                 self.needs_input
                     .borrow_mut()
-                    .insert(job, (key.to_string(), request));
+                    .insert(job, vec![(key.to_string(), request)]);
                 reply("needs_input", ().into())
             }
             InputMode::Ask => {
@@ -661,15 +697,23 @@ impl McpServer {
     /// The handler stopped at an input request: answer with `input_required`.
     /// @noRd
     fn complete_input_required(&self, job: f64) {
-        let pending = self.needs_input.borrow_mut().remove(&(job as JobId));
+        let pending = self
+            .needs_input
+            .borrow_mut()
+            .remove(&(job as JobId))
+            .unwrap_or_default();
         self.forget(job as JobId);
         if let Some(server) = &self.server {
-            let outcome = match pending {
-                Some((key, request)) => Outcome::InputRequired { key, request },
+            let outcome = match pending.len() {
+                1 => {
+                    let (key, request) = pending.into_iter().next().expect("one request");
+                    Outcome::InputRequired { key, request }
+                }
+                n if n > 1 => Outcome::InputsRequired(pending),
                 // The tool's own code raised the condition, with no input
                 // request behind it: the call must end all the same, or it
                 // would stay unanswered (and the server would never exit).
-                None => Outcome::Done(ToolResult::error(
+                _ => Outcome::Done(ToolResult::error(
                     "The tool signalled that it needs input from the user without asking \
                      for any; use mcp_elicit() to ask.",
                 )),

@@ -348,10 +348,28 @@ pub fn plan(spec: RValue) -> Result<ToolPlan, String> {
         }
     }
     let convert = check::flag_value(field(spec, "convert")) || field(spec, "convert").is_null();
-    let shapes = nodes
+    let mut shapes: Vec<(String, Shape)> = nodes
         .iter()
         .map(|(n, t)| (n.clone(), if convert { t.shape() } else { Shape::Raw }))
         .collect();
+    // `arguments = type_from_schema(...)`: the complete schema, as given.
+    let whole = field(spec, "input_schema");
+    let whole_schema = if whole.is_null() {
+        None
+    } else {
+        let TypeSpec::Schema(schema) = types::parse(whole)
+            .map_err(|e| format!("Tool \"{name}\": {e}"))?
+            .spec
+        else {
+            return Err(format!(
+                "Tool \"{name}\": `arguments` is not a type_from_schema()"
+            ));
+        };
+        if let (true, Shape::Object(properties)) = (convert, types::shape_from_schema(&schema)) {
+            shapes = properties;
+        }
+        Some(schema)
+    };
     let output = field(spec, "output_schema");
     let output_schema = if output.is_null() {
         None
@@ -376,7 +394,7 @@ pub fn plan(spec: RValue) -> Result<ToolPlan, String> {
         description: field(spec, "description")
             .as_single_string()
             .map(|s| s.into_owned()),
-        input_schema: object_schema(&nodes, false, None),
+        input_schema: whole_schema.unwrap_or_else(|| object_schema(&nodes, false, None)),
         output_schema,
         annotations,
         icons: read_icons(field(spec, "icons"))?,

@@ -16,6 +16,8 @@ pub struct TypeNode {
     pub spec: TypeSpec,
     pub description: Option<String>,
     pub required: bool,
+    /// The value a form shows first (`default =`), as JSON.
+    pub default: Option<Value>,
 }
 
 #[derive(Debug, Clone)]
@@ -28,6 +30,8 @@ pub enum TypeSpec {
     Enum {
         values: Vec<Value>,
         kind: Option<&'static str>,
+        /// A label for each value (`titles =`), shown instead of it.
+        titles: Option<Vec<String>>,
     },
     Array(Box<TypeNode>),
     Object {
@@ -83,6 +87,10 @@ pub fn parse(x: RValue) -> Result<TypeNode, String> {
         .as_single_string()
         .map(|s| s.into_owned());
     let required = flag(field(x, "required"), true);
+    let default = match field(x, "default") {
+        d if d.is_null() => None,
+        d => Some(json_of(d)?),
+    };
     let spec = match kind.as_ref() {
         "boolean" => TypeSpec::Boolean,
         "integer" => TypeSpec::Integer,
@@ -102,9 +110,17 @@ pub fn parse(x: RValue) -> Result<TypeNode, String> {
                 let text = to_json::to_json(v).map_err(|e| e.to_string())?;
                 out.push(serde_json::from_str(&text).map_err(|e| e.to_string())?);
             }
+            let titles = field(x, "titles");
+            // Checked by `type_enum()`; read only as the strings they are.
+            let titles = (titles.kind() == SEXPTYPE::STRSXP).then(|| {
+                (0..titles.len())
+                    .map(|i| titles.string(i).unwrap_or_default().into_owned())
+                    .collect()
+            });
             TypeSpec::Enum {
                 values: out,
                 kind: common_kind(&kinds),
+                titles,
             }
         }
         "array" => TypeSpec::Array(Box::new(parse(field(x, "items"))?)),
@@ -129,7 +145,13 @@ pub fn parse(x: RValue) -> Result<TypeNode, String> {
         spec,
         description,
         required,
+        default,
     })
+}
+
+fn json_of(x: RValue) -> Result<Value, String> {
+    let text = to_json::to_json(x).map_err(|e| e.to_string())?;
+    serde_json::from_str(&text).map_err(|e| e.to_string())
 }
 
 /// The JSON type an R enum value stands for: by its R type, so `c(1, 2)`
@@ -247,11 +269,22 @@ impl TypeNode {
             TypeSpec::String => {
                 s.insert("type".into(), json!("string"));
             }
-            TypeSpec::Enum { values, kind } => {
+            TypeSpec::Enum {
+                values,
+                kind,
+                titles,
+            } => {
                 if let Some(t) = kind {
                     s.insert("type".into(), json!(t));
                 }
-                s.insert("enum".into(), Value::Array(values.clone()));
+                match titles {
+                    Some(titles) => {
+                        s.insert("oneOf".into(), titled_options(values, titles));
+                    }
+                    None => {
+                        s.insert("enum".into(), Value::Array(values.clone()));
+                    }
+                }
             }
             TypeSpec::Array(items) => {
                 s.insert("type".into(), json!("array"));
@@ -264,10 +297,30 @@ impl TypeNode {
             TypeSpec::Schema(schema) => return schema.clone(),
             TypeSpec::Ignore => return json!({}),
         }
+        if let Some(d) = &self.default {
+            s.insert("default".into(), d.clone());
+        }
         if let Some(d) = &self.description {
             s.insert("description".into(), json!(d));
         }
         Value::Object(s)
+    }
+
+    /// This helper as a field of an elicitation form: as [`TypeNode::schema`],
+    /// but several titled choices take the form's `items: {anyOf}` shape.
+    fn form_field(&self) -> Value {
+        let mut field = self.schema();
+        if let TypeSpec::Array(items) = &self.spec {
+            if let TypeSpec::Enum {
+                values,
+                titles: Some(titles),
+                ..
+            } = &items.spec
+            {
+                field["items"] = json!({ "anyOf": titled_options(values, titles) });
+            }
+        }
+        field
     }
 
     /// How JSON arguments of this type become R values.
@@ -295,6 +348,15 @@ impl TypeNode {
             TypeSpec::Schema(_) | TypeSpec::Ignore => Shape::Raw,
         }
     }
+}
+
+/// `[{"const": value, "title": title}, …]`.
+fn titled_options(values: &[Value], titles: &[String]) -> Value {
+    values
+        .iter()
+        .zip(titles)
+        .map(|(v, t)| json!({ "const": v, "title": t }))
+        .collect()
 }
 
 /// `{"type":"object","properties":{…},"required":[…],"additionalProperties":…}`.
@@ -336,6 +398,7 @@ mod tests {
             spec,
             description: None,
             required: true,
+            default: None,
         }
     }
 
@@ -513,35 +576,343 @@ extendr_module! {
     fn check_properties_;
     fn check_schema_;
     fn type_schema_;
+    fn input_schema_properties_;
 }
 
-/// The `requestedSchema` of an elicitation: a flat object whose properties
-/// are strings, numbers, integers, booleans or enums of strings, as the
-/// protocol allows.
-pub fn elicitation_schema(x: RValue) -> Result<Value, String> {
+/// The `requestedSchema` of an elicitation, and the shape its answers
+/// take in R: a flat object of text, number, yes/no and choice fields (see
+/// `mcp_core::elicitation`). `type_from_schema()` fields are taken as they
+/// are, if the form allows them.
+pub fn elicitation_form(x: RValue) -> Result<(Value, Shape), String> {
     const WHAT: &str = "`schema` must be a type_object() (or a named list of type helpers) whose \
-                        properties are type_string(), type_number(), type_integer(), type_boolean() \
-                        or type_enum() of strings.";
+                        properties are type_string(), type_number(), type_integer(), type_boolean(), \
+                        type_enum() of strings, type_array() of such a type_enum(), or \
+                        type_from_schema() of one such field.";
     let node = parse(x).map_err(|_| WHAT.to_string())?;
     let TypeSpec::Object { properties, .. } = &node.spec else {
         return Err(WHAT.into());
     };
-    let primitive = properties.iter().all(|(_, p)| match &p.spec {
-        TypeSpec::Boolean
-        | TypeSpec::Integer
-        | TypeSpec::Number
-        | TypeSpec::String
-        | TypeSpec::Ignore => true,
-        TypeSpec::Enum { kind, .. } => *kind == Some("string"),
-        _ => false,
+    let mut fields = Map::new();
+    let mut shapes = Vec::new();
+    let mut required = Vec::new();
+    for (name, property) in properties {
+        let field = match &property.spec {
+            TypeSpec::Ignore => continue,
+            TypeSpec::Object { .. } => return Err(WHAT.into()),
+            _ => property.form_field(),
+        };
+        mcp_core::elicitation::check_field(&field)
+            .map_err(|e| format!("`schema`: field `{name}`: {e}"))?;
+        shapes.push((name.clone(), form_shape(&field)));
+        fields.insert(name.clone(), field);
+        if property.required {
+            required.push(json!(name));
+        }
+    }
+    let mut form = json!({ "type": "object", "properties": fields });
+    if !required.is_empty() {
+        form["required"] = Value::Array(required);
+    }
+    mcp_core::elicitation::check_form(&form).map_err(|e| format!("`schema`: {e}"))?;
+    Ok((form, Shape::Object(shapes)))
+}
+
+/// The R value a form field's answer becomes: several choices a character
+/// vector, the others a scalar of their type.
+fn form_shape(field: &Value) -> Shape {
+    match field["type"].as_str() {
+        Some("string") => Shape::String,
+        Some("number") => Shape::Number,
+        Some("integer") => Shape::Integer,
+        Some("boolean") => Shape::Boolean,
+        Some("array") => Shape::Array(Box::new(Shape::String)),
+        _ => Shape::Raw,
+    }
+}
+
+/// How JSON arguments described by a complete JSON Schema become R values:
+/// as far as the schema makes a value's type certain, following local
+/// `$ref`s and `allOf`, and `anyOf`/`oneOf` when every branch agrees;
+/// mcplite's raw shapes wherever it does not.
+pub fn shape_from_schema(root: &Value) -> Shape {
+    SchemaShapes {
+        root,
+        visits: std::cell::Cell::new(0),
+    }
+    .shape(root, 0)
+}
+
+struct SchemaShapes<'a> {
+    root: &'a Value,
+    /// Subschemas looked at so far: `$ref`s that branch back into their
+    /// own definition would otherwise multiply the work at every level.
+    visits: std::cell::Cell<usize>,
+}
+
+/// Deeper than this (a recursive `$ref`), values are taken raw.
+const MAX_SHAPE_DEPTH: usize = 32;
+/// Past this many subschemas, the rest are taken raw.
+const MAX_SHAPE_VISITS: usize = 10_000;
+
+impl SchemaShapes<'_> {
+    fn shape(&self, schema: &Value, depth: usize) -> Shape {
+        let Value::Object(map) = schema else {
+            return Shape::Raw;
+        };
+        self.visits.set(self.visits.get() + 1);
+        if depth > MAX_SHAPE_DEPTH || self.visits.get() > MAX_SHAPE_VISITS {
+            return Shape::Raw;
+        }
+        // Every part that constrains the value: the schema's own keywords,
+        // its `$ref` and each `allOf` branch; the first certain one decides,
+        // and object parts pool their properties.
+        let mut parts = vec![self.own_shape(map, depth)];
+        if let Some(target) = map
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| self.resolve(r))
+        {
+            parts.push(self.shape(target, depth + 1));
+        }
+        if let Some(Value::Array(all)) = map.get("allOf") {
+            parts.extend(all.iter().map(|s| self.shape(s, depth + 1)));
+        }
+        for key in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(branches)) = map.get(key) {
+                parts.push(agreed(branches.iter().map(|s| self.shape(s, depth + 1))));
+            }
+        }
+        combine(parts)
+    }
+
+    /// The shape `type` (or `enum`/`const`) gives, with the properties or
+    /// items it describes.
+    fn own_shape(&self, map: &Map<String, Value>, depth: usize) -> Shape {
+        let kind = match map.get("type") {
+            Some(Value::String(t)) => Some(t.as_str()),
+            // `["string", "null"]`: null arguments are left out anyway.
+            Some(Value::Array(types)) => {
+                let kinds: Vec<&str> = types
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .filter(|t| *t != "null")
+                    .collect();
+                match kinds.as_slice() {
+                    [one] => Some(*one),
+                    [a, b] if [*a, *b].contains(&"integer") && [*a, *b].contains(&"number") => {
+                        Some("number")
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match kind {
+            Some("string") => Shape::String,
+            Some("number") => Shape::Number,
+            Some("integer") => Shape::Integer,
+            Some("boolean") => Shape::Boolean,
+            Some("array") => match map.get("items") {
+                Some(items) if items.is_object() => {
+                    Shape::Array(Box::new(self.shape(items, depth + 1)))
+                }
+                _ => Shape::Array(Box::new(Shape::Raw)),
+            },
+            Some("object") => self.object_shape(map, depth),
+            Some(_) => Shape::Raw,
+            None if map.contains_key("properties") => self.object_shape(map, depth),
+            None => values_shape(map),
+        }
+    }
+
+    fn object_shape(&self, map: &Map<String, Value>, depth: usize) -> Shape {
+        let properties = match map.get("properties") {
+            Some(Value::Object(p)) => p
+                .iter()
+                .map(|(name, s)| (name.clone(), self.shape(s, depth + 1)))
+                .collect(),
+            _ => Vec::new(),
+        };
+        Shape::Object(properties)
+    }
+
+    /// A local reference (`#`, `#/$defs/point`, with `~0`, `~1` and
+    /// percent escapes); remote ones were refused when the schema was checked.
+    fn resolve(&self, reference: &str) -> Option<&Value> {
+        let pointer = reference.strip_prefix('#')?;
+        let decoded = percent_decode(pointer)?;
+        self.root.pointer(&decoded)
+    }
+}
+
+/// The shape `enum` or `const` values give when they share one JSON type.
+fn values_shape(map: &Map<String, Value>) -> Shape {
+    let values: Vec<&Value> = match (map.get("enum"), map.get("const")) {
+        (Some(Value::Array(values)), _) => values.iter().collect(),
+        (_, Some(value)) => vec![value],
+        _ => return Shape::Raw,
+    };
+    let shapes = values.iter().map(|v| match v {
+        Value::String(_) => Shape::String,
+        Value::Bool(_) => Shape::Boolean,
+        Value::Number(_) => Shape::Number,
+        _ => Shape::Raw,
     });
-    if !primitive {
-        return Err(WHAT.into());
+    agreed(shapes)
+}
+
+/// One shape when all agree (and there is at least one), otherwise raw.
+fn agreed(mut shapes: impl Iterator<Item = Shape>) -> Shape {
+    let Some(first) = shapes.next() else {
+        return Shape::Raw;
+    };
+    if shapes.all(|s| s == first) {
+        first
+    } else {
+        Shape::Raw
     }
-    let mut schema = object_schema(properties, false, None);
-    // Clients validate against a fixed shape: type, properties, required.
-    if let Value::Object(map) = &mut schema {
-        map.shift_remove("additionalProperties");
+}
+
+/// The parts constraining one value, together: the first certain kind
+/// decides; objects pool the properties of every object part, the first
+/// certain shape of a property winning.
+fn combine(parts: Vec<Shape>) -> Shape {
+    let mut decided = Shape::Raw;
+    for part in parts {
+        decided = match (decided, part) {
+            (Shape::Raw, part) => part,
+            (Shape::Object(mut mine), Shape::Object(theirs)) => {
+                for (name, shape) in theirs {
+                    match mine.iter_mut().find(|(n, _)| *n == name) {
+                        Some((_, existing)) if *existing == Shape::Raw => *existing = shape,
+                        Some(_) => {}
+                        None => mine.push((name, shape)),
+                    }
+                }
+                Shape::Object(mine)
+            }
+            (decided, _) => decided,
+        };
     }
-    Ok(schema)
+    decided
+}
+
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = text.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// A complete schema given as a tool's `arguments`: it must describe an
+/// object (`type: "object"`), as every revision's `inputSchema` must.
+/// Returns the names of its top-level properties, for the check against
+/// the function's arguments.
+/// @noRd
+#[extendr]
+fn input_schema_properties_(schema: Robj) -> Robj {
+    let result = (|| {
+        let schema = schema_from_list(RValue::of(&schema))?;
+        if schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(
+                "a type_from_schema() given as `arguments` must be an object schema \
+                        (`\"type\": \"object\"`), as MCP requires of a tool's input schema"
+                    .to_string(),
+            );
+        }
+        let names: Vec<String> = match shape_from_schema(&schema) {
+            Shape::Object(properties) => properties.into_iter().map(|(n, _)| n).collect(),
+            _ => Vec::new(),
+        };
+        Ok(names)
+    })();
+    match result {
+        Ok(names) => Robj::from(names),
+        Err(e) => check::fail(e),
+    }
+}
+
+#[cfg(test)]
+mod schema_shape_tests {
+    use super::*;
+
+    #[test]
+    fn shapes_follow_refs_composition_and_agreeing_branches() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "point": {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "integer"}}},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "self": {"type": "object", "properties": {"next": {"$ref": "#/$defs/self"}}}
+            },
+            "properties": {
+                "origin": {"$ref": "#/$defs/point"},
+                "path": {"type": "array", "items": {"$ref": "#/$defs/point"}},
+                "tags": {"$ref": "#/$defs/tags"},
+                "count": {"allOf": [{"minimum": 0}, {"type": "integer"}]},
+                "size": {"oneOf": [{"type": "number", "maximum": 1}, {"type": "number", "minimum": 9}]},
+                "either": {"anyOf": [{"type": "string"}, {"type": "number"}]},
+                "kind": {"enum": ["a", "b"]},
+                "maybe": {"type": ["string", "null"]},
+                "chain": {"$ref": "#/$defs/self"},
+                "open": {}
+            },
+            "allOf": [{"properties": {"extra": {"type": "boolean"}}}]
+        });
+        let point = Shape::Object(vec![
+            ("x".into(), Shape::Number),
+            ("y".into(), Shape::Integer),
+        ]);
+        let Shape::Object(props) = shape_from_schema(&schema) else {
+            panic!("not an object shape");
+        };
+        let of = |name: &str| {
+            props
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, s)| s.clone())
+                .unwrap()
+        };
+        assert_eq!(of("origin"), point);
+        assert_eq!(of("path"), Shape::Array(Box::new(point)));
+        assert_eq!(of("tags"), Shape::Array(Box::new(Shape::String)));
+        assert_eq!(of("count"), Shape::Integer);
+        assert_eq!(of("size"), Shape::Number);
+        assert_eq!(of("either"), Shape::Raw);
+        assert_eq!(of("kind"), Shape::String);
+        assert_eq!(of("maybe"), Shape::String);
+        assert_eq!(of("open"), Shape::Raw);
+        assert_eq!(of("extra"), Shape::Boolean);
+        // A recursive reference ends in raw values, not a stack overflow.
+        assert!(matches!(of("chain"), Shape::Object(_)));
+    }
+
+    #[test]
+    fn self_references_that_branch_stay_cheap() {
+        let schema = json!({"$defs": {"t": {"type": "object", "properties": {
+            "l": {"$ref": "#/$defs/t"}, "r": {"$ref": "#/$defs/t"}}}}, "$ref": "#/$defs/t"});
+        // 2^32 subschemas without the budget: this returns at once.
+        assert!(matches!(shape_from_schema(&schema), Shape::Object(_)));
+    }
+
+    #[test]
+    fn references_decode_pointer_escapes() {
+        let schema = json!({"$defs": {"a/b c": {"type": "integer"}}, "$ref": "#/$defs/a~1b%20c"});
+        assert_eq!(shape_from_schema(&schema), Shape::Integer);
+        assert_eq!(
+            shape_from_schema(&json!({"$ref": "#/$defs/missing"})),
+            Shape::Raw
+        );
+    }
 }

@@ -1,4 +1,6 @@
-//! Input from the user while a tool runs (elicitation).
+//! Input from the client while a tool runs: the user's answers
+//! (`elicitation/create`), the model's (`sampling/createMessage`) and the
+//! client's roots (`roots/list`).
 //!
 //! Three ways, by what the request allows:
 //! - a 2026-07-28 call is answered with an `input_required` result; the
@@ -8,12 +10,15 @@
 //!   `elicitation/create` request while the handler waits, and a task of the
 //!   2026-07-28 extension lists the request in `tasks/get` until `tasks/update`
 //!   answers it ([`InputMode::Ask`]);
-//! - a 2026-07-28 request that did not declare the elicitation capability
-//!   ends at its first input request with -32021 naming the capability
-//!   ([`InputMode::MissingCapability`]);
+//! - a 2026-07-28 request that did not declare the capability a method
+//!   needs ends at its first input request with -32021 naming the
+//!   capability ([`InputMode::MissingCapability`]);
 //! - otherwise (older revisions, or no capability declared at `initialize`)
 //!   the handler learns that no input can be had, and its error becomes a
 //!   tool error.
+//!
+//! A handler may ask several questions in one 2026-07-28 round
+//! ([`super::Outcome::InputsRequired`]), each under its own key.
 
 use super::{lock, Engine, JobId, JobState, Output, META_CAPABILITIES};
 use crate::jsonrpc::{self, RequestId};
@@ -40,8 +45,45 @@ pub enum InputMode {
 
 const ANSWER_ACTIONS: [&str; 3] = ["accept", "decline", "cancel"];
 
+/// The methods a server may ask the client through.
+pub const INPUT_METHODS: [&str; 3] = ["elicitation/create", "sampling/createMessage", "roots/list"];
+
+/// A request the server sent the client and waits on.
+#[derive(Debug, Clone)]
+pub(super) struct Asked {
+    pub(super) job: JobId,
+    method: String,
+}
+
 fn declares(caps: &Value, capability: &str) -> bool {
     caps.get(capability).is_some_and(Value::is_object)
+}
+
+/// How a handler may send an input request with `method` (one of
+/// [`INPUT_METHODS`]), given the request's revision, the client's
+/// capabilities and whether the call runs as a task.
+pub fn input_mode(rev: Revision, caps: &Value, in_task: bool, method: &str) -> InputMode {
+    let capability = capability_for(method);
+    if capability == "elicitation" && !rev.has_elicitation() {
+        return InputMode::Unavailable(format!(
+            "protocol revision {rev} has no way to ask the user for input"
+        ));
+    }
+    if !declares(caps, capability) {
+        // 2026-07-28 capabilities come with each request: the request
+        // is refused, naming what it lacks, so the client can retry.
+        if rev.is_modern() {
+            return InputMode::MissingCapability;
+        }
+        return InputMode::Unavailable(format!(
+            "the client did not declare the {capability} capability"
+        ));
+    }
+    if rev.is_modern() && !in_task {
+        InputMode::Retry
+    } else {
+        InputMode::Ask
+    }
 }
 
 impl Engine {
@@ -64,26 +106,7 @@ impl Engine {
     }
 
     pub(super) fn input_mode(&self, rev: Revision, caps: &Value, in_task: bool) -> InputMode {
-        if !rev.has_elicitation() {
-            return InputMode::Unavailable(format!(
-                "protocol revision {rev} has no way to ask the user for input"
-            ));
-        }
-        if !declares(caps, "elicitation") {
-            // 2026-07-28 capabilities come with each request: the request
-            // is refused, naming what it lacks, so the client can retry.
-            if rev.is_modern() {
-                return InputMode::MissingCapability;
-            }
-            return InputMode::Unavailable(
-                "the client did not declare the elicitation capability".into(),
-            );
-        }
-        if rev.is_modern() && !in_task {
-            InputMode::Retry
-        } else {
-            InputMode::Ask
-        }
+        input_mode(rev, caps, in_task, "elicitation/create")
     }
 
     /// The answers a retried 2026-07-28 call brings: those carried in its
@@ -134,7 +157,7 @@ impl Engine {
             let Some(answer) = responses.get(key) else {
                 continue;
             };
-            check_answer(key, answer)?;
+            check_any_answer(key, answer)?;
             answers.insert(key.clone(), answer.clone());
         }
         Ok(answers)
@@ -145,18 +168,16 @@ impl Engine {
     pub(super) fn input_required_body(
         &self,
         state: &JobState,
-        key: String,
-        request: Value,
+        requests: Vec<(String, Value)>,
     ) -> String {
         let tool = &self.registry.tool(state.tool).def.name;
         let issued = State {
             answers: state.answers.clone(),
-            asked: vec![key.clone()],
+            asked: requests.iter().map(|(key, _)| key.clone()).collect(),
         };
         let arguments = self.arguments_for_state(state.tool, state.arguments.as_deref());
         let token = lock(&self.signer).issue(tool, &arguments, &issued);
-        let mut requests = Map::new();
-        requests.insert(key, request);
+        let requests: Map<String, Value> = requests.into_iter().collect();
         json!({
             "resultType": "input_required",
             "inputRequests": requests,
@@ -166,27 +187,37 @@ impl Engine {
         .to_string()
     }
 
-    /// What a call that stopped at an input request answers: the
+    /// What a call that stopped at input requests answers: the
     /// `input_required` result, or -32021 when its request could not take
-    /// one (the client did not declare the capability the request needs).
+    /// them (the client did not declare every capability they need).
     pub(super) fn input_required_answer(
         &self,
         state: &JobState,
-        key: String,
-        request: Value,
+        requests: Vec<(String, Value)>,
     ) -> Result<String, Value> {
-        if state.input != InputMode::MissingCapability {
-            return Ok(self.input_required_body(state, key, request));
+        let mut missing = Map::new();
+        let mut methods = Vec::new();
+        for (_, request) in &requests {
+            let method = request["method"].as_str().unwrap_or("elicitation/create");
+            let capability = capability_for(method);
+            if !declares(&state.capabilities, capability) && !missing.contains_key(capability) {
+                missing.insert(capability.to_string(), json!({}));
+                methods.push(format!("`{method}`"));
+            }
         }
-        let method = request["method"].as_str().unwrap_or("elicitation/create");
-        let capability = capability_for(method);
+        if missing.is_empty() {
+            return Ok(self.input_required_body(state, requests));
+        }
         let tool = &self.registry.tool(state.tool).def.name;
+        let names: Vec<String> = missing.keys().map(|c| format!("`{c}`")).collect();
         Err(jsonrpc::missing_capability(
             &format!(
-                "Tool \"{tool}\" needs input from the user (`{method}`), \
-                 but the request did not declare the `{capability}` client capability"
+                "Tool \"{tool}\" needs input from the client ({}), \
+                 but the request did not declare the {} client capability",
+                methods.join(", "),
+                names.join(" and ")
             ),
-            json!({ capability: {} }),
+            Value::Object(missing),
         ))
     }
 
@@ -204,6 +235,29 @@ impl Engine {
         }
         let revision = state.revision;
         let task = state.task.clone();
+        let method = request["method"]
+            .as_str()
+            .unwrap_or("elicitation/create")
+            .to_string();
+        let mut params = request["params"].clone();
+        if method == "elicitation/create" {
+            // The form as this revision can carry it, or why it cannot.
+            let form = crate::elicitation::for_revision(&params["requestedSchema"], revision);
+            match form {
+                Ok(form) => params["requestedSchema"] = form,
+                Err(reason) => return out.push(Output::Answer(job, Err(reason))),
+            }
+            if revision >= Revision::V2025_11_25 {
+                params["mode"] = json!("form");
+            }
+        }
+        if method == "sampling/createMessage" && !revision.has_audio() && has_audio(&params) {
+            let reason = format!(
+                "protocol revision {revision} cannot carry audio in a sampling request \
+                 (2025-03-26 or later can)"
+            );
+            return out.push(Output::Answer(job, Err(reason)));
+        }
         if let Some(task_id) = &task {
             if let Some(task) = self.tasks.get_mut(task_id) {
                 if task.dialect == Dialect::Extension {
@@ -220,20 +274,18 @@ impl Engine {
         )
         .expect("a valid id");
         self.next_ask += 1;
-        let mut params = request["params"].clone();
-        if revision >= Revision::V2025_11_25 {
-            params["mode"] = json!("form");
-        }
         if let Some(task_id) = &task {
+            if !params.is_object() {
+                params = json!({});
+            }
             params["_meta"] = json!({ crate::tasks::RELATED_TASK: { "taskId": task_id } });
         }
-        let method = request["method"].as_str().unwrap_or("elicitation/create");
         out.push(Output::Write(jsonrpc::request(
             &id,
-            method,
+            &method,
             &params.to_string(),
         )));
-        self.asks.insert(id, (job, key));
+        self.asks.insert(id, Asked { job, method });
     }
 
     /// The client answered a request of ours.
@@ -244,23 +296,25 @@ impl Engine {
         error: Option<Box<RawValue>>,
         out: &mut Vec<Output>,
     ) {
-        let Some((job, _key)) = self.asks.remove(id) else {
+        let Some(Asked { job, method }) = self.asks.remove(id) else {
             return;
         };
         let answer = match (result, error) {
             (Some(result), _) => serde_json::from_str::<Value>(result.get())
                 .map_err(|e| format!("the client's answer is not JSON: {e}"))
                 .and_then(|v| {
-                    check_answer("answer", &v)
+                    check_answer(&method, "answer", &v)
                         .map(|_| v)
-                        .map_err(|e| e["message"].to_string())
+                        .map_err(|e| e["message"].as_str().unwrap_or_default().to_string())
                 }),
             (None, Some(error)) => {
                 let error: Value = serde_json::from_str(error.get()).unwrap_or(Value::Null);
-                Err(format!(
-                    "the client could not ask the user: {}",
-                    error["message"].as_str().unwrap_or("no reason given")
-                ))
+                let reason = error["message"].as_str().unwrap_or("no reason given");
+                Err(if method == "elicitation/create" {
+                    format!("the client could not ask the user: {reason}")
+                } else {
+                    format!("the client could not answer `{method}`: {reason}")
+                })
             }
             (None, None) => Err("the client sent an empty answer".into()),
         };
@@ -275,7 +329,7 @@ impl Engine {
         reason: &str,
         out: &mut Vec<Output>,
     ) {
-        if let Some((job, _key)) = self.asks.remove(id) {
+        if let Some(Asked { job, .. }) = self.asks.remove(id) {
             let answer = Err(format!("the client's answer could not be read: {reason}"));
             self.deliver_answer(job, answer, out);
         }
@@ -294,7 +348,7 @@ impl Engine {
     /// request, so none can come: the handler learns why, and the call ends
     /// as cancelled (nothing more is sent for it, a task is cancelled).
     pub fn on_input_lost(&mut self, job: JobId, out: &mut Vec<Output>) {
-        self.asks.retain(|_, (j, _)| *j != job);
+        self.asks.retain(|_, asked| asked.job != job);
         if let Some(state) = self.jobs.get_mut(&job) {
             state.cancelled = true;
         }
@@ -316,8 +370,9 @@ impl Engine {
         };
         let mut delivered = Vec::new();
         for (key, answer) in responses {
-            if task.input_requests.contains_key(key) {
-                check_answer(key, answer)?;
+            if let Some(request) = task.input_requests.get(key) {
+                let method = request["method"].as_str().unwrap_or("elicitation/create");
+                check_answer(method, key, answer)?;
                 delivered.push(answer.clone());
                 task.input_requests.remove(key);
             }
@@ -332,8 +387,22 @@ impl Engine {
     }
 }
 
+/// Whether a sampling request's messages hold an audio block.
+fn has_audio(params: &Value) -> bool {
+    let blocks = |content: &Value| match content {
+        Value::Array(list) => list.clone(),
+        other => vec![other.clone()],
+    };
+    params["messages"].as_array().is_some_and(|messages| {
+        messages
+            .iter()
+            .flat_map(|m| blocks(&m["content"]))
+            .any(|b| b["type"] == "audio")
+    })
+}
+
 /// The client capability a server-to-client request needs.
-fn capability_for(method: &str) -> &str {
+pub fn capability_for(method: &str) -> &str {
     match method {
         "sampling/createMessage" => "sampling",
         "roots/list" => "roots",
@@ -341,26 +410,84 @@ fn capability_for(method: &str) -> &str {
     }
 }
 
-/// An elicitation answer: `{action: accept|decline|cancel, content?: {...}}`.
-fn check_answer(key: &str, answer: &Value) -> Result<(), Value> {
-    let action_ok = answer
-        .get("action")
-        .and_then(Value::as_str)
-        .is_some_and(|a| ANSWER_ACTIONS.contains(&a));
-    let content_ok = answer
-        .get("content")
-        .is_none_or(|c| c.is_object() || c.is_null());
-    if action_ok && content_ok {
-        Ok(())
-    } else {
-        Err(invalid(
-            &format!(
-                "Invalid params: `inputResponses.{key}` must be an elicitation result: \
-                 an object with `action` (accept, decline or cancel) and optional `content`"
-            ),
-            None,
-        ))
+/// Whether `answer` is a result of `method`: an elicitation's `{action:
+/// accept|decline|cancel, content?}`, a sampling's `{role, content, model}`,
+/// or roots' `{roots: [{uri, name?}]}`.
+pub fn is_answer_to(method: &str, answer: &Value) -> bool {
+    match method {
+        "sampling/createMessage" => {
+            let role_ok = answer
+                .get("role")
+                .and_then(Value::as_str)
+                .is_some_and(|r| r == "user" || r == "assistant");
+            let content_ok = answer
+                .get("content")
+                .is_some_and(|c| c.is_object() || c.is_array());
+            role_ok && content_ok && answer.get("model").is_some_and(Value::is_string)
+        }
+        "roots/list" => answer
+            .get("roots")
+            .and_then(Value::as_array)
+            .is_some_and(|roots| {
+                roots
+                    .iter()
+                    .all(|r| r.get("uri").is_some_and(Value::is_string))
+            }),
+        _ => {
+            let action_ok = answer
+                .get("action")
+                .and_then(Value::as_str)
+                .is_some_and(|a| ANSWER_ACTIONS.contains(&a));
+            let content_ok = answer
+                .get("content")
+                .is_none_or(|c| c.is_object() || c.is_null());
+            action_ok && content_ok
+        }
     }
+}
+
+fn describe_result(method: &str) -> &'static str {
+    match method {
+        "sampling/createMessage" => {
+            "a sampling result: an object with `role`, `content` and `model`"
+        }
+        "roots/list" => "a roots result: an object with `roots`, an array of `{uri, name?}`",
+        _ => {
+            "an elicitation result: an object with `action` (accept, decline or cancel) \
+             and optional `content`"
+        }
+    }
+}
+
+/// The answer to an input request of `method`, or -32602 saying what it
+/// must be.
+fn check_answer(method: &str, key: &str, answer: &Value) -> Result<(), Value> {
+    if is_answer_to(method, answer) {
+        return Ok(());
+    }
+    Err(invalid(
+        &format!(
+            "Invalid params: `inputResponses.{key}` must be {}",
+            describe_result(method)
+        ),
+        None,
+    ))
+}
+
+/// An answer carried by a 2026-07-28 retry, whose state records the keys
+/// asked but not their methods: it must be a result of one of them (the
+/// handler checks it is the one it asked for when it reads it).
+fn check_any_answer(key: &str, answer: &Value) -> Result<(), Value> {
+    if INPUT_METHODS.iter().any(|m| is_answer_to(m, answer)) {
+        return Ok(());
+    }
+    Err(invalid(
+        &format!(
+            "Invalid params: `inputResponses.{key}` must be an elicitation, sampling \
+             or roots result"
+        ),
+        None,
+    ))
 }
 
 fn invalid(message: &str, data: Option<Value>) -> Value {

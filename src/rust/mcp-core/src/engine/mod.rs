@@ -35,7 +35,7 @@ mod arguments;
 mod input;
 mod task_methods;
 
-pub use input::InputMode;
+pub use input::{capability_for, input_mode, is_answer_to, InputMode, INPUT_METHODS};
 
 /// Progress notifications for one request are sent at most this often; a
 /// faster flood is thinned, the latest value winning.
@@ -128,8 +128,12 @@ pub struct CallContext {
     pub client_info: Option<Value>,
     /// The level a 2026-07-28 request asked to receive logs at.
     pub log_level: Option<LogLevel>,
-    /// How the handler may ask the user for input.
+    /// How the handler may ask the user for input (elicitation; see
+    /// [`input::input_mode`] for sampling and roots).
     pub input: InputMode,
+    /// The client's capabilities: from this request (2026-07-28) or from
+    /// `initialize`.
+    pub capabilities: Value,
     /// Answers already given to this call's input requests, by key.
     pub answers: Map<String, Value>,
     /// The task running this call, if it runs as one.
@@ -164,6 +168,9 @@ pub enum Outcome {
     /// answered with an `input_required` result asking for it, or with
     /// -32021 when its request did not declare the capability to answer.
     InputRequired { key: String, request: Value },
+    /// The same for several input requests at once, by key, asked in one
+    /// `input_required` round.
+    InputsRequired(Vec<(String, Value)>),
     /// A result already checked and rendered with a [`RenderPlan`] (off
     /// the engine's lock): the result body, or the JSON-RPC error object.
     Settled(Result<String, Value>),
@@ -257,6 +264,8 @@ struct JobState {
     /// How the handler may ask for input; decides what stopping at an
     /// input request answers.
     input: InputMode,
+    /// The client's capabilities, for the methods input requests need.
+    capabilities: Value,
 }
 
 impl JobState {
@@ -274,6 +283,7 @@ impl JobState {
             arguments: None,
             answers: Map::new(),
             input: InputMode::Unavailable(String::new()),
+            capabilities: Value::Null,
         }
     }
 }
@@ -309,8 +319,9 @@ pub struct Engine {
     /// reach its tasks.
     modern_tasks: bool,
     tasks: tasks::Store,
-    /// Requests the server sent the client, by id: whose input they ask for.
-    asks: HashMap<RequestId, (JobId, String)>,
+    /// Requests the server sent the client, by id: whose input they ask
+    /// for, and with which method.
+    asks: HashMap<RequestId, input::Asked>,
     next_ask: u64,
 }
 
@@ -500,7 +511,7 @@ impl Engine {
         if self.by_request.get(&state.request_id) == Some(&job) {
             self.by_request.remove(&state.request_id);
         }
-        self.asks.retain(|_, (j, _)| *j != job);
+        self.asks.retain(|_, asked| asked.job != job);
         if state.cancelled || matches!(outcome, Outcome::Cancelled) {
             self.forget_in_batch(&state.request_id, out);
             if let Some(task) = &state.task {
@@ -549,8 +560,9 @@ impl Engine {
                 Some(&json!({ "tool": tool.def.name })),
             )),
             Outcome::InputRequired { key, request } => {
-                self.input_required_answer(state, key, request)
+                self.input_required_answer(state, vec![(key, request)])
             }
+            Outcome::InputsRequired(requests) => self.input_required_answer(state, requests),
             Outcome::Cancelled => unreachable!("handled by the caller"),
         }
     }
@@ -1217,6 +1229,7 @@ impl Engine {
             state.arguments = arguments.clone();
         }
         state.input = input.clone();
+        state.capabilities = caps.clone();
         state.task = task.clone();
         self.jobs.insert(job, state);
         if task.is_none() {
@@ -1236,6 +1249,7 @@ impl Engine {
                 client_info,
                 log_level,
                 input,
+                capabilities: caps,
                 answers,
                 task,
             },
