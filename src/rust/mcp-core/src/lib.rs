@@ -7,6 +7,7 @@
 
 pub mod backpressure;
 pub mod board;
+pub mod catalog;
 pub mod engine;
 pub mod forks;
 pub mod framing;
@@ -25,4 +26,5 @@ pub mod time;
 pub mod tool;
 pub mod trace;
 pub mod transport;
+pub mod uri_template;
 pub mod validation;

@@ -31,8 +31,15 @@ const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
 
 mod arguments;
+mod completion;
+mod handlers;
 mod input;
+mod prompts;
+mod resources;
 mod task_methods;
+
+use handlers::Purpose;
+pub use resources::{not_found, RESOURCE_NOT_FOUND, URI_ARGUMENT};
 
 pub use input::InputMode;
 
@@ -76,6 +83,10 @@ pub struct Config {
     pub max_message_bytes: usize,
     /// How long clients may cache `tools/list` and `server/discover` (2026-07-28).
     pub list_ttl_ms: u64,
+    /// How long clients may cache a `resources/read` result (2026-07-28);
+    /// 0 by default, as a resource's R function may answer differently
+    /// each time.
+    pub read_ttl_ms: u64,
     /// Limit for tools that set none of their own.
     pub default_timeout: Option<Duration>,
     /// Key for signing the state of input-required rounds; a random key
@@ -100,6 +111,7 @@ impl Default for Config {
             instructions: None,
             max_message_bytes: 16 * 1024 * 1024,
             list_ttl_ms: 300_000,
+            read_ttl_ms: 0,
             default_timeout: None,
             request_state_key: None,
             request_state_store: None,
@@ -172,12 +184,24 @@ pub struct RenderPlan {
     tool: usize,
     revision: Revision,
     extra_meta: Option<Map<String, Value>>,
+    /// What the job's result is for (a resource read, a prompt, ...).
+    purpose: Purpose,
+    read_ttl_ms: u64,
 }
 
 impl RenderPlan {
     /// The result body, or the -32603 error a result breaking the tool's
     /// output schema gets.
     pub fn settle(&self, result: &ToolResult) -> Result<String, Value> {
+        if self.purpose != Purpose::Tool {
+            return handlers::settle(
+                &self.purpose,
+                result,
+                self.revision,
+                self.extra_meta.as_ref(),
+                self.read_ttl_ms,
+            );
+        }
         let tool = self.registry.tool(self.tool);
         match result::check_output(tool, result) {
             Ok(()) => Ok(result::render(
@@ -252,6 +276,9 @@ struct JobState {
     /// How the handler may ask for input; decides what stopping at an
     /// input request answers.
     input: InputMode,
+    /// What the result is for: a tool call, or a resource read, prompt or
+    /// completion run by its handler.
+    purpose: Purpose,
 }
 
 impl JobState {
@@ -269,6 +296,7 @@ impl JobState {
             arguments: None,
             answers: Map::new(),
             input: InputMode::Unavailable(String::new()),
+            purpose: Purpose::Tool,
         }
     }
 }
@@ -299,6 +327,10 @@ pub struct Engine {
     /// Requests the server sent the client, by id: whose input they ask for.
     asks: HashMap<RequestId, (JobId, String)>,
     next_ask: u64,
+    /// URIs the handshake-era session subscribed to.
+    resource_subscriptions: HashSet<String>,
+    /// The URIs each 2026-07-28 listen stream follows.
+    listen_uris: HashMap<RequestId, HashSet<String>>,
 }
 
 impl Engine {
@@ -329,6 +361,8 @@ impl Engine {
             tasks: tasks::Store::default(),
             asks: HashMap::new(),
             next_ask: 1,
+            resource_subscriptions: HashSet::new(),
+            listen_uris: HashMap::new(),
         }
     }
 
@@ -416,6 +450,7 @@ impl Engine {
 
     /// Stdin reached its end: close open subscription streams gracefully.
     pub fn on_eof(&mut self, out: &mut Vec<Output>) {
+        self.listen_uris.clear();
         let mut ids: Vec<RequestId> = self.listens.drain().collect();
         ids.sort_by(|a, b| a.as_json().cmp(b.as_json()));
         for id in ids {
@@ -469,6 +504,16 @@ impl Engine {
     /// What a finished job answers: a result body, or a JSON-RPC error object.
     fn settle(&mut self, state: &JobState, outcome: Outcome) -> Result<String, Value> {
         let tool = self.registry.tool(state.tool);
+        if state.purpose != Purpose::Tool {
+            match outcome {
+                Outcome::TimedOut(limit) => {
+                    let reason = format!("it timed out after {}", describe_duration(limit));
+                    return Err(handlers::failure(&state.purpose, &reason));
+                }
+                Outcome::Failed(reason) => return Err(handlers::failure(&state.purpose, &reason)),
+                _ => {}
+            }
+        }
         match outcome {
             Outcome::Done(result) => self.plan_for(state).settle(&result),
             Outcome::Settled(settled) => settled,
@@ -514,6 +559,8 @@ impl Engine {
             tool: state.tool,
             revision: state.revision,
             extra_meta: extra,
+            purpose: state.purpose.clone(),
+            read_ttl_ms: self.config.read_ttl_ms,
         }
     }
 
@@ -827,6 +874,7 @@ impl Engine {
             {
                 self.core_task_method(id, method, params, out)
             }
+            m if self.serves(m, rev) => self.catalog_method(id, m, params, rev, client_info, out),
             _ => {
                 let text = method_not_found(&id, method);
                 self.respond(&id, text, out)
@@ -912,10 +960,11 @@ impl Engine {
                 self.respond(&id, text, out)
             }
             "tools/call" => self.tools_call(id, params, raw, rev, client_info, out),
-            "subscriptions/listen" => self.listen(id, out),
+            "subscriptions/listen" => self.listen(id, params, out),
             "tasks/get" | "tasks/update" | "tasks/cancel" => {
                 self.extension_task_method(id, method, params, out)
             }
+            m if self.serves(m, rev) => self.catalog_method(id, m, params, rev, client_info, out),
             m if REMOVED_IN_MODERN.contains(&m) => {
                 let data =
                     json!({ "reason": format!("`{m}` is not part of protocol revision {rev}") });
@@ -950,6 +999,7 @@ impl Engine {
 
     fn cancel(&mut self, request: &RequestId, out: &mut Vec<Output>) {
         if self.listens.remove(request) {
+            self.listen_uris.remove(request);
             return;
         }
         let Some(&job) = self.by_request.get(request) else {
@@ -977,6 +1027,8 @@ impl Engine {
             .filter(|r| !r.is_modern())
             .unwrap_or(Revision::LATEST_LEGACY);
         let log_level = self.session.as_ref().and_then(|s| s.log_level);
+        // A new session starts with no subscriptions.
+        self.resource_subscriptions.clear();
         self.session = Some(Session {
             revision,
             client_info: params.get("clientInfo").cloned(),
@@ -998,6 +1050,7 @@ impl Engine {
 
     fn capabilities(&self, rev: Revision) -> Value {
         let mut caps = json!({ "logging": {}, "tools": { "listChanged": false } });
+        self.catalog_capabilities(&mut caps, rev);
         if self.registry.offers_tasks() {
             if rev.has_core_tasks() {
                 caps["tasks"] =
@@ -1183,7 +1236,7 @@ impl Engine {
     /// 2026-07-28 `subscriptions/listen`: the tool list never changes, so the
     /// stream is acknowledged with nothing to deliver and stays open until
     /// the client cancels it or stdin ends.
-    fn listen(&mut self, id: RequestId, out: &mut Vec<Output>) {
+    fn listen(&mut self, id: RequestId, params: &Value, out: &mut Vec<Output>) {
         let limit = self.config.limits.max_subscriptions;
         if self.listens.len() >= limit && !self.listens.contains(&id) {
             let text = jsonrpc::error(
@@ -1197,8 +1250,14 @@ impl Engine {
             );
             return self.respond(&id, text, out);
         }
+        let mut honoured = json!({});
+        if let Some(uris) = self.listen_resources(params) {
+            honoured["resourceSubscriptions"] = json!(uris);
+            self.listen_uris
+                .insert(id.clone(), uris.into_iter().collect());
+        }
         let params = json!({
-            "notifications": {},
+            "notifications": honoured,
             "_meta": { META_SUBSCRIPTION: raw_json(id.as_json()) }
         });
         out.push(Output::Write(jsonrpc::notification(
