@@ -83,6 +83,10 @@
 #'   of time gets to see it ([mcp_cancelled()] turns `TRUE` there) and
 #'   return, before the server kills its process. The client is answered at
 #'   once either way. `0` kills at once.
+#' @param resources Resources and resource templates to serve: one made
+#'   with [resource()] or [resource_template()], or a list of them. See
+#'   `vignette("resources-and-prompts")`.
+#' @param prompts Prompts to serve: one made with [prompt()], or a list.
 #' @return `NULL`, invisibly, once the client disconnects (or Ctrl-C). An
 #'   internal error in the server (a bug, reported on stderr) stops it with
 #'   an R error instead.
@@ -100,10 +104,13 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
                        version = "1.0.0", title = NULL, timeout = NULL,
                        max_message_size = 32 * 1024^2, request_state_key = NULL,
                        request_state_store = NULL, workers = NULL, worker_queue = 100,
-                       worker_grace = 1) {
-  if (missing(tools)) abort("`tools` is required.")
+                       worker_grace = 1, resources = NULL, prompts = NULL) {
+  if (missing(tools)) {
+    if (is.null(resources) && is.null(prompts)) abort("`tools` is required.")
+    tools <- list()
+  }
   if (...length() > 0) {
-    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout`, `max_message_size`, `request_state_key`, `request_state_store`, `workers`, `worker_queue` or `worker_grace`.")
+    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout`, `max_message_size`, `request_state_key`, `request_state_store`, `workers`, `worker_queue`, `worker_grace`, `resources` or `prompts`.")
   }
   if (!is.null(instructions) && !is_string(instructions)) {
     abort("`instructions` must be NULL or a single string.")
@@ -116,11 +123,15 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   request_state_store <- check_request_state_store(request_state_store, request_state_key)
   check_worker_options(workers, worker_queue, worker_grace)
   tools <- collect_tools(tools)
-  specs <- lapply(tools, tool_spec)
+  catalog <- build_catalog(tools, resources, prompts)
+  # Handlers of resources, prompts and completions follow the tools.
+  runnable <- if (is.null(catalog)) tools else catalog$tools
+  specs <- lapply(runnable, tool_spec)
   options <- list(
     name = name, version = version, title = title, instructions = instructions,
     max_message_size = max_message_size, timeout = timeout,
-    request_state_key = request_state_key, request_state_store = request_state_store
+    request_state_key = request_state_key, request_state_store = request_state_store,
+    catalog = catalog$catalog
   )
   server <- bind_methods(rust(server_start_(specs, options)))
   on.exit(server$stop(), add = TRUE)
@@ -132,7 +143,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   if (interactive()) {
     message(sprintf("Serving %d tool(s) on stdin/stdout; press Ctrl-C to stop.", length(tools)))
   }
-  status <- serve(server, tools, pool)
+  status <- serve(server, runnable, pool)
   if (identical(status, "interrupted")) message("mcp_server() stopped by an interrupt.")
   if (identical(status[1], "failed")) abort(paste0(status[2], "; the server has stopped."))
   invisible(NULL)

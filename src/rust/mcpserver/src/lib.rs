@@ -9,6 +9,7 @@ mod client;
 mod content;
 mod from_json;
 mod json;
+mod resource;
 mod result;
 mod rvalue;
 mod server;
@@ -21,6 +22,7 @@ extendr_module! {
     use client;
     use content;
     use json;
+    use resource;
     use result;
     use server;
     use tool;

@@ -174,7 +174,16 @@ fn server_start_(specs: List, options: Robj) -> Robj {
             Err(e) => return check::fail(e),
         }
     }
-    let registry = match Registry::new(defs) {
+    // Resources, templates and prompts: their handlers follow the tools in
+    // `specs`, described by the catalog `mcp_server()` wrote.
+    let catalog = field(RValue::of(&options), "catalog")
+        .as_single_string()
+        .map(|s| s.into_owned());
+    let registry = match catalog {
+        Some(catalog) => Registry::with_catalog(defs, &catalog),
+        None => Registry::new(defs),
+    };
+    let registry = match registry {
         Ok(r) => r,
         Err(e) => return check::fail(e),
     };
@@ -367,6 +376,14 @@ impl McpServer {
         if let (Some(server), Some(level)) = (&self.server, LogLevel::parse(level)) {
             let message = r_text(&message).unwrap_or_default();
             server.log(job as JobId, level, serde_json::Value::from(message));
+        }
+    }
+
+    /// A resource changed (`mcp_resource_updated()`): subscribers are told.
+    /// @noRd
+    fn resource_updated(&self, uri: Robj) {
+        if let (Some(server), Some(uri)) = (&self.server, r_text(&uri)) {
+            server.resource_updated(&uri);
         }
     }
 
