@@ -98,7 +98,7 @@ prompt_message <- function(content, role = c("user", "assistant")) {
 # The declared arguments as a named list of prompt_argument(), checked
 # against `fun`.
 prompt_arguments <- function(fun, arguments, what) {
-  formal_names <- setdiff(names(formals(fun)), "...")
+  formal_names <- as.character(setdiff(names(formals(fun)), "..."))
   takes_dots <- "..." %in% names(formals(fun))
   if (is.null(arguments)) arguments <- formal_names
   if (is.character(arguments) && is.null(names(arguments))) {

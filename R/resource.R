@@ -336,6 +336,6 @@ completion_handler <- function(fun) {
     if (is.factor(values)) values <- as.character(values)
     if (!is.character(values)) abort("a completion function must return a character vector")
     values <- unique(values[!is.na(values)])
-    tool_result(list(), structured_content = list(values = I(enc2utf8(values))))
+    tool_result(structured_content = list(values = I(enc2utf8(values))))
   }
 }
