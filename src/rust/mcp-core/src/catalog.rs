@@ -168,7 +168,10 @@ impl Catalog {
             "Resource templates",
         )?;
         duplicate(
-            self.prompts.iter().map(|p| p.display.name.as_str()).collect(),
+            self.prompts
+                .iter()
+                .map(|p| p.display.name.as_str())
+                .collect(),
             "Prompt names",
         )
     }
@@ -429,16 +432,37 @@ mod tests {
     #[test]
     fn bad_entries_are_refused_with_the_reason() {
         let bad = [
-            (json!({"handlersFrom": 2, "resources": [{"uri": "nope", "name": "a", "handler": 2}]}), "absolute URI"),
-            (json!({"handlersFrom": 2, "resources": [{"uri": "a://b", "name": "a", "handler": 1}]}), "handler"),
-            (json!({"handlersFrom": 2, "resources": [{"uri": "a://b", "name": "a", "handler": 2},
-                                                     {"uri": "a://b", "name": "b", "handler": 3}]}), "given twice"),
-            (json!({"handlersFrom": 2, "templates": [{"uriTemplate": "a://{x}{y}", "name": "t", "handler": 2}]}), "separated"),
-            (json!({"handlersFrom": 2, "templates": [{"uriTemplate": "a://{x}", "name": "t", "handler": 2,
-                                                      "completions": {"y": 3}}]}), "not one of its variables"),
-            (json!({"handlersFrom": 2, "prompts": [{"name": "p", "handler": 2,
-                                                    "arguments": [{"name": "a"}, {"name": "a"}]}]}), "twice"),
-            (json!({"handlersFrom": 2, "prompts": [{"name": "", "handler": 2}]}), "non-empty"),
+            (
+                json!({"handlersFrom": 2, "resources": [{"uri": "nope", "name": "a", "handler": 2}]}),
+                "absolute URI",
+            ),
+            (
+                json!({"handlersFrom": 2, "resources": [{"uri": "a://b", "name": "a", "handler": 1}]}),
+                "handler",
+            ),
+            (
+                json!({"handlersFrom": 2, "resources": [{"uri": "a://b", "name": "a", "handler": 2},
+                                                     {"uri": "a://b", "name": "b", "handler": 3}]}),
+                "given twice",
+            ),
+            (
+                json!({"handlersFrom": 2, "templates": [{"uriTemplate": "a://{x}{y}", "name": "t", "handler": 2}]}),
+                "separated",
+            ),
+            (
+                json!({"handlersFrom": 2, "templates": [{"uriTemplate": "a://{x}", "name": "t", "handler": 2,
+                                                      "completions": {"y": 3}}]}),
+                "not one of its variables",
+            ),
+            (
+                json!({"handlersFrom": 2, "prompts": [{"name": "p", "handler": 2,
+                                                    "arguments": [{"name": "a"}, {"name": "a"}]}]}),
+                "twice",
+            ),
+            (
+                json!({"handlersFrom": 2, "prompts": [{"name": "", "handler": 2}]}),
+                "non-empty",
+            ),
         ];
         for (value, needle) in bad {
             let err = catalog(value.clone()).err().unwrap_or_default();
@@ -453,11 +477,19 @@ mod tests {
             "_meta": {"k": 1}, "annotations": {"priority": 0.5, "lastModified": "2025-01-01T00:00:00Z"},
             "handler": 0}]}))
         .unwrap();
-        let old: Value = serde_json::from_str(c.list_json(ListKind::Resources, Revision::V2024_11_05)).unwrap();
-        assert_eq!(old, json!([{"uri": "a://b", "name": "b", "annotations": {"priority": 0.5}}]));
-        let new: Value = serde_json::from_str(c.list_json(ListKind::Resources, Revision::V2025_11_25)).unwrap();
+        let old: Value =
+            serde_json::from_str(c.list_json(ListKind::Resources, Revision::V2024_11_05)).unwrap();
+        assert_eq!(
+            old,
+            json!([{"uri": "a://b", "name": "b", "annotations": {"priority": 0.5}}])
+        );
+        let new: Value =
+            serde_json::from_str(c.list_json(ListKind::Resources, Revision::V2025_11_25)).unwrap();
         assert_eq!(new[0]["title"], "B");
         assert_eq!(new[0]["icons"][0]["src"], "https://x/i.png");
-        assert_eq!(new[0]["annotations"]["lastModified"], "2025-01-01T00:00:00Z");
+        assert_eq!(
+            new[0]["annotations"]["lastModified"],
+            "2025-01-01T00:00:00Z"
+        );
     }
 }

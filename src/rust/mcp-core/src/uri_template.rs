@@ -111,9 +111,7 @@ fn parse_expression(template: &str, inner: &str) -> Result<Part, String> {
         None => (false, inner),
     };
     let valid = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !name.starts_with(|c: char| c.is_ascii_digit());
     if !valid {
         return Err(format!(
@@ -291,9 +289,18 @@ mod tests {
     #[test]
     fn other_shapes_do_not_match() {
         let no = Err(MatchError::NoMatch);
-        assert_eq!(vars("test://template/{id}/data", "test://template/1/2/data"), no);
-        assert_eq!(vars("test://template/{id}/data", "test://template//data"), no);
-        assert_eq!(vars("test://template/{id}/data", "test://template/1/dat"), no);
+        assert_eq!(
+            vars("test://template/{id}/data", "test://template/1/2/data"),
+            no
+        );
+        assert_eq!(
+            vars("test://template/{id}/data", "test://template//data"),
+            no
+        );
+        assert_eq!(
+            vars("test://template/{id}/data", "test://template/1/dat"),
+            no
+        );
         assert_eq!(vars("test://{id}", "test://a?b"), no);
         assert_eq!(vars("test://{id}", "other://a"), no);
         assert_eq!(vars("test://x", "test://x/"), no);

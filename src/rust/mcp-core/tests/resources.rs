@@ -33,8 +33,15 @@ fn def(name: &str) -> ToolDef {
 fn registry() -> Registry {
     let mut defs = vec![def("echo")];
     for name in [
-        "r-text", "r-binary", "r-template", "r-watched", "p-simple", "p-args", "p-embedded",
-        "p-image", "c-arg1",
+        "r-text",
+        "r-binary",
+        "r-template",
+        "r-watched",
+        "p-simple",
+        "p-args",
+        "p-embedded",
+        "p-image",
+        "c-arg1",
     ] {
         defs.push(def(name));
     }
@@ -143,9 +150,11 @@ impl Harness {
     }
 
     fn initialize(&mut self, version: &str) -> Value {
-        let r = self.request(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        let r = self.request(
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
             "protocolVersion": version, "capabilities": {},
-            "clientInfo": {"name":"c","version":"1"}}}));
+            "clientInfo": {"name":"c","version":"1"}}}),
+        );
         self.rev = Revision::parse(version).unwrap();
         check_message(self.rev, &r, Some("InitializeResult"));
         r
@@ -215,9 +224,16 @@ fn image() -> Content {
 fn capabilities_are_declared_for_what_is_served() {
     for version in LEGACY {
         let caps = on(version).initialize(version)["result"]["capabilities"].clone();
-        assert_eq!(caps["resources"], json!({"subscribe": true, "listChanged": false}));
+        assert_eq!(
+            caps["resources"],
+            json!({"subscribe": true, "listChanged": false})
+        );
         assert_eq!(caps["prompts"], json!({"listChanged": false}));
-        assert_eq!(caps.get("completions").is_some(), version != "2024-11-05", "{version}");
+        assert_eq!(
+            caps.get("completions").is_some(),
+            version != "2024-11-05",
+            "{version}"
+        );
     }
     let mut h = on(MODERN);
     let r = h.request(h.msg(1, "server/discover", json!({})));
@@ -255,35 +271,67 @@ fn lists_are_valid_on_every_revision() {
         let rev = h.rev;
         for (method, kind, key, n) in [
             ("resources/list", "ListResourcesResult", "resources", 3),
-            ("resources/templates/list", "ListResourceTemplatesResult", "resourceTemplates", 1),
+            (
+                "resources/templates/list",
+                "ListResourceTemplatesResult",
+                "resourceTemplates",
+                1,
+            ),
             ("prompts/list", "ListPromptsResult", "prompts", 4),
         ] {
             let r = h.request(h.msg(1, method, json!({})));
             check_message(rev, &r, Some(kind));
             let result = &r["result"];
-            assert_eq!(result[key].as_array().unwrap().len(), n, "{version} {method}");
+            assert_eq!(
+                result[key].as_array().unwrap().len(),
+                n,
+                "{version} {method}"
+            );
             assert!(result.get("nextCursor").is_none());
-            assert_eq!(result.get("ttlMs").is_some(), rev.is_modern(), "{version} {method}");
+            assert_eq!(
+                result.get("ttlMs").is_some(),
+                rev.is_modern(),
+                "{version} {method}"
+            );
             if rev.is_modern() {
                 assert_eq!(result["cacheScope"], "public");
                 assert_eq!(result["resultType"], "complete");
             }
             let r = h.request(h.msg(2, method, json!({"cursor": "abc"})));
-            assert_eq!(r["error"]["code"], -32602, "{version} {method}: a foreign cursor");
+            assert_eq!(
+                r["error"]["code"], -32602,
+                "{version} {method}: a foreign cursor"
+            );
         }
         let r = h.request(h.msg(3, "resources/list", json!({})));
         let first = &r["result"]["resources"][0];
         assert_eq!(first["uri"], "test://static-text");
-        assert_eq!(first.get("title").is_some(), rev >= Revision::V2025_06_18, "{version}");
-        assert_eq!(first.get("icons").is_some(), rev >= Revision::V2025_11_25, "{version}");
+        assert_eq!(
+            first.get("title").is_some(),
+            rev >= Revision::V2025_06_18,
+            "{version}"
+        );
+        assert_eq!(
+            first.get("icons").is_some(),
+            rev >= Revision::V2025_11_25,
+            "{version}"
+        );
         let r = h.request(h.msg(4, "prompts/list", json!({})));
         let args = &r["result"]["prompts"][1]["arguments"];
-        assert_eq!(args[0], json!({"name": "arg1", "description": "First", "required": true,
-                                   "title": "Arg 1"}).as_object().map(|o| {
-            let mut o = o.clone();
-            if rev < Revision::V2025_06_18 { o.remove("title"); }
-            Value::Object(o)
-        }).unwrap());
+        assert_eq!(
+            args[0],
+            json!({"name": "arg1", "description": "First", "required": true,
+                                   "title": "Arg 1"})
+            .as_object()
+            .map(|o| {
+                let mut o = o.clone();
+                if rev < Revision::V2025_06_18 {
+                    o.remove("title");
+                }
+                Value::Object(o)
+            })
+            .unwrap()
+        );
     }
 }
 
@@ -309,8 +357,14 @@ fn reading_static_resources_on_every_revision() {
         let rev = h.rev;
         let job = h.run(h.msg(7, "resources/read", json!({"uri": "test://static-text"})));
         assert_eq!(job.tool, 1);
-        assert_eq!(job.arguments, *json!({".uri": "test://static-text"}).as_object().unwrap());
-        let r = h.finish(job.id, text("This is the content of the static text resource."));
+        assert_eq!(
+            job.arguments,
+            *json!({".uri": "test://static-text"}).as_object().unwrap()
+        );
+        let r = h.finish(
+            job.id,
+            text("This is the content of the static text resource."),
+        );
         check_message(rev, &r, Some("ReadResourceResult"));
         assert_eq!(
             r["result"]["contents"],
@@ -351,18 +405,27 @@ fn a_read_may_return_several_contents_with_their_own_uris() {
     ];
     let r = h.finish(job.id, blocks(files, None));
     check_message(h.rev, &r, Some("ReadResourceResult"));
-    assert_eq!(r["result"]["contents"][1], json!({"uri": "test://dir/b.bin", "blob": "AAE="}));
+    assert_eq!(
+        r["result"]["contents"][1],
+        json!({"uri": "test://dir/b.bin", "blob": "AAE="})
+    );
 }
 
 #[test]
 fn templates_hand_their_variables_to_the_handler() {
     for version in every_revision() {
         let mut h = on(version);
-        let job = h.run(h.msg(1, "resources/read", json!({"uri": "test://template/123/data"})));
+        let job = h.run(h.msg(
+            1,
+            "resources/read",
+            json!({"uri": "test://template/123/data"}),
+        ));
         assert_eq!(job.tool, 3);
         assert_eq!(
             job.arguments,
-            *json!({".uri": "test://template/123/data", "id": "123"}).as_object().unwrap()
+            *json!({".uri": "test://template/123/data", "id": "123"})
+                .as_object()
+                .unwrap()
         );
         let body = r#"{"id":"123","templateTest":true,"data":"Data for ID: 123"}"#;
         let r = h.finish(job.id, text(body));
@@ -386,7 +449,11 @@ fn unknown_uris_are_not_found_per_revision() {
         assert_eq!(r["error"]["data"]["uri"], uri);
         assert!(h.jobs.is_empty());
         // A URI of the template's shape but another path is no match either.
-        let r = h.request(h.msg(2, "resources/read", json!({"uri": "test://template/1/2/data"})));
+        let r = h.request(h.msg(
+            2,
+            "resources/read",
+            json!({"uri": "test://template/1/2/data"}),
+        ));
         assert_eq!(r["error"]["code"], code, "{version}");
     }
 }
@@ -394,12 +461,20 @@ fn unknown_uris_are_not_found_per_revision() {
 #[test]
 fn bad_reads_are_refused_before_anything_runs() {
     let mut h = on("2025-11-25");
-    for params in [json!({}), json!({"uri": 5}), json!({"uri": "test://template/..%2Fx/data"})] {
+    for params in [
+        json!({}),
+        json!({"uri": 5}),
+        json!({"uri": "test://template/..%2Fx/data"}),
+    ] {
         let r = h.request(h.msg(1, "resources/read", params.clone()));
         check_message(h.rev, &r, None);
         assert_eq!(r["error"]["code"], -32602, "{params}");
     }
-    let r = h.request(h.msg(1, "resources/read", json!({"uri": "test://template/%2E%2E/data"})));
+    let r = h.request(h.msg(
+        1,
+        "resources/read",
+        json!({"uri": "test://template/%2E%2E/data"}),
+    ));
     assert_eq!(r["error"]["data"]["variable"], "id");
     assert!(h.jobs.is_empty());
 }
@@ -412,12 +487,18 @@ fn a_failing_handler_is_an_internal_error_naming_the_uri() {
         let r = h.finish(job.id, Outcome::Done(ToolResult::error("disk on fire")));
         check_message(h.rev, &r, None);
         assert_eq!(r["error"]["code"], -32603);
-        assert!(r["error"]["message"].as_str().unwrap().contains("disk on fire"));
+        assert!(r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("disk on fire"));
         assert_eq!(r["error"]["data"]["uri"], "test://static-text");
         let job = h.run(h.msg(2, "resources/read", json!({"uri": "test://static-text"})));
         let r = h.finish(job.id, Outcome::TimedOut(Duration::from_secs(2)));
         assert_eq!(r["error"]["code"], -32603);
-        assert!(r["error"]["message"].as_str().unwrap().contains("timed out after 2 seconds"));
+        assert!(r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("timed out after 2 seconds"));
         // No content at all would read as "not found" on 2026-07-28.
         let job = h.run(h.msg(3, "resources/read", json!({"uri": "test://static-text"})));
         let r = h.finish(job.id, blocks(vec![], None));
@@ -429,7 +510,8 @@ fn a_failing_handler_is_an_internal_error_naming_the_uri() {
 fn a_cancelled_read_is_not_answered() {
     let mut h = on("2025-11-25");
     let job = h.run(h.msg(5, "resources/read", json!({"uri": "test://static-text"})));
-    let got = h.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}));
+    let got = h
+        .send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}));
     assert!(got.is_empty());
     assert_eq!(h.cancels, [job.id]);
     let mut out = Vec::new();
@@ -457,7 +539,9 @@ fn prompts_render_messages_with_roles_on_every_revision() {
         let job = h.run(h.msg(2, "prompts/get", params));
         assert_eq!(
             job.arguments,
-            *json!({"arg1": "testValue1", "arg2": "testValue2"}).as_object().unwrap(),
+            *json!({"arg1": "testValue1", "arg2": "testValue2"})
+                .as_object()
+                .unwrap(),
             "undeclared arguments are left out"
         );
         let content = vec![
@@ -467,7 +551,9 @@ fn prompts_render_messages_with_roles_on_every_revision() {
                 body: ResourceBody::Text("Embedded resource content for testing.".into()),
             },
             image(),
-            Content::Text { text: "Done?".into() },
+            Content::Text {
+                text: "Done?".into(),
+            },
         ];
         let extras = json!({"roles": ["user", "user", "assistant"], "description": "Custom"});
         let r = h.finish(job.id, blocks(content, Some(extras)));
@@ -489,9 +575,18 @@ fn prompt_arguments_are_checked_before_the_prompt_runs() {
         for (params, needle) in [
             (json!({"name": "nope"}), "Unknown prompt"),
             (json!({}), "`name`"),
-            (json!({"name": "test_prompt_with_arguments", "arguments": {"arg1": "a"}}), "`arg2`"),
-            (json!({"name": "test_prompt_with_arguments", "arguments": {"arg1": 1, "arg2": "b"}}), "strings"),
-            (json!({"name": "test_prompt_with_arguments", "arguments": ["a"]}), "object"),
+            (
+                json!({"name": "test_prompt_with_arguments", "arguments": {"arg1": "a"}}),
+                "`arg2`",
+            ),
+            (
+                json!({"name": "test_prompt_with_arguments", "arguments": {"arg1": 1, "arg2": "b"}}),
+                "strings",
+            ),
+            (
+                json!({"name": "test_prompt_with_arguments", "arguments": ["a"]}),
+                "object",
+            ),
         ] {
             let r = h.request(h.msg(1, "prompts/get", params.clone()));
             check_message(h.rev, &r, None);
@@ -516,7 +611,10 @@ fn prompt_content_a_revision_lacks_is_refused() {
     assert_eq!(r["error"]["code"], -32603);
     assert!(r["error"]["message"].as_str().unwrap().contains("audio"));
     let job = h.run(h.msg(2, "prompts/get", json!({"name": "test_prompt_with_image"})));
-    let r = h.finish(job.id, blocks(vec![image()], Some(json!({"roles": ["system"]}))));
+    let r = h.finish(
+        job.id,
+        blocks(vec![image()], Some(json!({"roles": ["system"]}))),
+    );
     assert_eq!(r["error"]["code"], -32603, "no system role in MCP");
 }
 
@@ -532,7 +630,9 @@ fn completion_runs_the_argument_completer_or_answers_empty() {
         assert_eq!(job.tool, 9);
         assert_eq!(
             job.arguments,
-            *json!({"value": "te", "context": {"arg2": "x"}}).as_object().unwrap()
+            *json!({"value": "te", "context": {"arg2": "x"}})
+                .as_object()
+                .unwrap()
         );
         let many: Vec<String> = (0..150).map(|i| format!("test{i}")).collect();
         let r = h.finish(job.id, blocks(vec![], Some(json!({"values": many}))));
@@ -547,11 +647,22 @@ fn completion_runs_the_argument_completer_or_answers_empty() {
             json!({"type": "ref/prompt", "name": "test_prompt_with_arguments"}),
             json!({"type": "ref/resource", "uri": "test://template/{id}/data"}),
         ] {
-            let name = if reference["type"] == "ref/prompt" { "arg2" } else { "id" };
-            let r = h.request(h.msg(2, "completion/complete", json!({"ref": reference,
-                "argument": {"name": name, "value": ""}})));
+            let name = if reference["type"] == "ref/prompt" {
+                "arg2"
+            } else {
+                "id"
+            };
+            let r = h.request(h.msg(
+                2,
+                "completion/complete",
+                json!({"ref": reference,
+                "argument": {"name": name, "value": ""}}),
+            ));
             check_message(rev, &r, Some("CompleteResult"));
-            assert_eq!(r["result"]["completion"], json!({"values": [], "total": 0, "hasMore": false}));
+            assert_eq!(
+                r["result"]["completion"],
+                json!({"values": [], "total": 0, "hasMore": false})
+            );
         }
         for params in [
             json!({"ref": {"type": "ref/prompt", "name": "nope"}, "argument": {"name": "a", "value": ""}}),
@@ -574,11 +685,19 @@ fn subscribed_sessions_learn_of_updates() {
     for version in LEGACY {
         let mut h = on(version);
         let rev = h.rev;
-        let r = h.request(h.msg(1, "resources/subscribe", json!({"uri": "test://watched-resource"})));
+        let r = h.request(h.msg(
+            1,
+            "resources/subscribe",
+            json!({"uri": "test://watched-resource"}),
+        ));
         check_message(rev, &r, Some("EmptyResult"));
         assert_eq!(r["result"], json!({}));
         // Template URIs can be followed too; unknown ones are not found.
-        let r = h.request(h.msg(2, "resources/subscribe", json!({"uri": "test://template/9/data"})));
+        let r = h.request(h.msg(
+            2,
+            "resources/subscribe",
+            json!({"uri": "test://template/9/data"}),
+        ));
         assert_eq!(r["result"], json!({}));
         let r = h.request(h.msg(3, "resources/subscribe", json!({"uri": "test://nowhere"})));
         assert_eq!(r["error"]["code"], -32002);
@@ -589,7 +708,11 @@ fn subscribed_sessions_learn_of_updates() {
         assert_eq!(got[0]["params"], json!({"uri": "test://watched-resource"}));
         assert!(h.updated("test://static-text").is_empty(), "not subscribed");
 
-        let r = h.request(h.msg(4, "resources/unsubscribe", json!({"uri": "test://watched-resource"})));
+        let r = h.request(h.msg(
+            4,
+            "resources/unsubscribe",
+            json!({"uri": "test://watched-resource"}),
+        ));
         assert_eq!(r["result"], json!({}));
         assert!(h.updated("test://watched-resource").is_empty());
         assert_eq!(h.updated("test://template/9/data").len(), 1);
@@ -603,7 +726,11 @@ fn subscribed_sessions_learn_of_updates() {
 fn listen_streams_get_updates_for_the_uris_they_asked_for() {
     let mut h = on(MODERN);
     let rev = h.rev;
-    let r = h.request(h.msg(1, "resources/subscribe", json!({"uri": "test://watched-resource"})));
+    let r = h.request(h.msg(
+        1,
+        "resources/subscribe",
+        json!({"uri": "test://watched-resource"}),
+    ));
     assert_eq!(r["error"]["code"], -32601, "removed in 2026-07-28");
     let params = json!({"notifications": {"resourceSubscriptions": ["test://watched-resource"],
                                           "toolsListChanged": true}});
@@ -616,7 +743,10 @@ fn listen_streams_get_updates_for_the_uris_they_asked_for() {
     let got = h.updated("test://watched-resource");
     assert_eq!(got.len(), 1);
     check_message(rev, &got[0], Some("ResourceUpdatedNotification"));
-    assert_eq!(got[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7);
+    assert_eq!(
+        got[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        7
+    );
     assert!(h.updated("test://static-text").is_empty(), "not asked for");
     // Cancelling the stream ends its subscriptions.
     h.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}));

@@ -56,46 +56,45 @@ impl Engine {
             ));
         };
         let catalog = self.registry.catalog();
-        let completers = match (reference["type"].as_str(), reference) {
-            (Some("ref/prompt"), r) => {
-                let name = r["name"].as_str().unwrap_or_default();
-                let Some(prompt) = catalog.prompt(name) else {
-                    return Err(invalid(
-                        &format!("unknown prompt \"{name}\""),
-                        json!({ "prompt": name }),
-                    ));
-                };
-                if !prompt.arguments.iter().any(|a| a.name == argument) {
-                    return Err(invalid(
-                        &format!("prompt \"{name}\" has no argument `{argument}`"),
-                        json!({ "prompt": name, "argument": argument }),
-                    ));
+        let completers =
+            match (reference["type"].as_str(), reference) {
+                (Some("ref/prompt"), r) => {
+                    let name = r["name"].as_str().unwrap_or_default();
+                    let Some(prompt) = catalog.prompt(name) else {
+                        return Err(invalid(
+                            &format!("unknown prompt \"{name}\""),
+                            json!({ "prompt": name }),
+                        ));
+                    };
+                    if !prompt.arguments.iter().any(|a| a.name == argument) {
+                        return Err(invalid(
+                            &format!("prompt \"{name}\" has no argument `{argument}`"),
+                            json!({ "prompt": name, "argument": argument }),
+                        ));
+                    }
+                    &prompt.completers
                 }
-                &prompt.completers
-            }
-            (Some("ref/resource"), r) => {
-                let uri = r["uri"].as_str().unwrap_or_default();
-                let Some(template) = catalog.template(uri) else {
-                    return Err(invalid(
-                        &format!("no resource template \"{uri}\""),
-                        json!({ "uri": uri }),
-                    ));
-                };
-                if !template.template.variables().contains(&argument) {
-                    return Err(invalid(
-                        &format!("resource template \"{uri}\" has no variable `{argument}`"),
-                        json!({ "uri": uri, "argument": argument }),
-                    ));
+                (Some("ref/resource"), r) => {
+                    let uri = r["uri"].as_str().unwrap_or_default();
+                    let Some(template) = catalog.template(uri) else {
+                        return Err(invalid(
+                            &format!("no resource template \"{uri}\""),
+                            json!({ "uri": uri }),
+                        ));
+                    };
+                    if !template.template.variables().contains(&argument) {
+                        return Err(invalid(
+                            &format!("resource template \"{uri}\" has no variable `{argument}`"),
+                            json!({ "uri": uri, "argument": argument }),
+                        ));
+                    }
+                    &template.completers
                 }
-                &template.completers
-            }
-            _ => {
-                return Err(invalid(
+                _ => return Err(invalid(
                     "`ref` must be {type: \"ref/prompt\", name} or {type: \"ref/resource\", uri}",
                     json!({}),
-                ))
-            }
-        };
+                )),
+            };
         let Some(&handler) = completers.get(argument) else {
             return Ok(None);
         };

@@ -225,8 +225,12 @@ fn read_body(
                     entry.insert("mimeType".into(), Value::from(mime.as_str()));
                 }
                 match body {
-                    ResourceBody::Text(text) => entry.insert("text".into(), Value::from(text.as_str())),
-                    ResourceBody::Blob(blob) => entry.insert("blob".into(), Value::from(blob.as_str())),
+                    ResourceBody::Text(text) => {
+                        entry.insert("text".into(), Value::from(text.as_str()))
+                    }
+                    ResourceBody::Blob(blob) => {
+                        entry.insert("blob".into(), Value::from(blob.as_str()))
+                    }
                 };
             }
             Content::ResourceLink { .. } => {
@@ -241,7 +245,10 @@ fn read_body(
     }
     if contents.is_empty() {
         // An empty `contents` reads as "not found" to 2026-07-28 clients.
-        return Err(failure(&purpose(), "the resource function returned no content"));
+        return Err(failure(
+            &purpose(),
+            "the resource function returned no content",
+        ));
     }
     let mut body = Map::new();
     body.insert("contents".into(), Value::Array(contents));
