@@ -108,3 +108,42 @@ test_that("capabilities are declared, and only what is served", {
   expect_equal(request(plain, 1, "resources/list")$error$code, -32601)
   expect_equal(finish(plain), 0)
 })
+
+test_that("a prompt can ask the user for input, in both eras", {
+  client <- start_server(fixture("resources.R"))
+  # 2026-07-28: an input_required result, then a retry with the answer.
+  client$rev <- "2026-07-28"
+  meta <- modern_meta
+  meta[["io.modelcontextprotocol/clientCapabilities"]] <- list(elicitation = setNames(list(), character()))
+  first <- request(client, 1, "prompts/get", list(name = "test_input_required_result_prompt", `_meta` = meta))
+  expect_wire_valid(client$log[[length(client$log)]]$line, "2026-07-28")
+  expect_equal(first$result$resultType, "input_required")
+  key <- names(first$result$inputRequests)
+  expect_length(key, 1)
+  expect_equal(first$result$inputRequests[[key]]$method, "elicitation/create")
+  expect_equal(first$result$inputRequests[[key]]$params$message, "What context should the prompt use?")
+  answers <- list()
+  answers[[key]] <- list(action = "accept", content = list(context = "sales data"))
+  r <- request(client, 2, "prompts/get", list(
+    name = "test_input_required_result_prompt", inputResponses = answers,
+    requestState = first$result$requestState, `_meta` = meta
+  ))
+  expect_wire_valid(client$log[[length(client$log)]]$line, "2026-07-28", "GetPromptResult")
+  expect_equal(r$result$messages[[1]]$content$text, "Prompt with context: sales data")
+
+  # 2025-11-25: the server asks the client while the prompt waits.
+  client$rev <- "2025-11-25"
+  request(client, 0, "initialize", list(
+    protocolVersion = "2025-11-25", capabilities = list(elicitation = setNames(list(), character())),
+    clientInfo = list(name = "testthat", version = "1")
+  ))
+  send(client, list(jsonrpc = "2.0", id = 3, method = "prompts/get",
+                    params = list(name = "test_input_required_result_prompt")))
+  ask <- receive(client)
+  expect_equal(ask$method, "elicitation/create")
+  send(client, list(jsonrpc = "2.0", id = ask$id, result = list(action = "accept", content = list(context = "weather"))))
+  r <- receive(client)
+  expect_equal(r$result$messages[[1]]$content$text, "Prompt with context: weather")
+  expect_equal(finish(client), 0)
+  expect_log_valid(client)
+})
