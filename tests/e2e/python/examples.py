@@ -142,10 +142,12 @@ def prompt_problems(result):
             if m.get("role") not in ("user", "assistant")]
 
 
-async def check_catalog(report, name, client, samples):
-    """Resources, templates, prompts and completions, as declared."""
+async def check_catalog(report, name, client, samples, served=None):
+    """Resources, templates, prompts and completions, as declared (or, where
+    the session learnt no capabilities, as `served` says)."""
     caps = client.server_capabilities
-    if caps.resources is not None:
+    resources, prompts = served or (caps.resources is not None, caps.prompts is not None)
+    if resources:
         listed = wire(await client.list_resources()).get("resources", [])
         await report.check(f"{name}/resources-list", lambda: [] if listed else ["no resources listed"])
         for resource in listed:
@@ -156,7 +158,7 @@ async def check_catalog(report, name, client, samples):
         templates = wire(await client.list_resource_templates()).get("resourceTemplates", [])
         await report.check(f"{name}/templates-list", lambda: [
             f"{t.get('uriTemplate')} has no name" for t in templates if not t.get("name")])
-    if caps.prompts is not None:
+    if prompts:
         prompts = wire(await client.list_prompts()).get("prompts", [])
         await report.check(f"{name}/prompts-list", lambda: ["no prompts listed"] if not prompts else [
             f"{p['name']} has no description" for p in prompts if not p.get("description")])
@@ -188,6 +190,14 @@ async def check_catalog(report, name, client, samples):
             await report.check(f"{name}/{kind}-{owner}-{argument}", complete)
 
 
+async def check_catalog_modern(report, name, params, samples, served):
+    """Resources, prompts and completions again, in a 2026-07-28 session
+    (which learns no capabilities: `served` says what the legacy one did)."""
+    async with Client(params, mode="2026-07-28", read_timeout_seconds=60, logging_callback=ignore_log,
+                      elicitation_callback=answer_questions) as client:
+        await check_catalog(report, f"{name}/2026-07-28", client, samples, served)
+
+
 async def check_example(report, name, server, wire_dir):
     rscript = os.environ.get("E2E_RSCRIPT", "Rscript")
     env = {k: os.environ[k] for k in ("R_LIBS", "MCPSERVER_TRACE") if k in os.environ}
@@ -198,6 +208,7 @@ async def check_example(report, name, server, wire_dir):
     )
     samples = SAMPLES.get(name, {})
     connected = False
+    served = (False, False)
     try:
         with anyio.fail_after(90):
             async with Client(params, mode="legacy", read_timeout_seconds=60, logging_callback=ignore_log,
@@ -222,6 +233,11 @@ async def check_example(report, name, server, wire_dir):
                         return call_problems(tools[tool], arguments, wire(result))
 
                     await report.check(f"{name}/call-{tool}", call)
+                caps = client.server_capabilities
+                served = (caps.resources is not None, caps.prompts is not None)
+            if any(served):
+                with anyio.fail_after(90):
+                    await check_catalog_modern(report, name, params, samples, served)
     except Exception as e:
         report.fail(f"{name}/{'session' if connected else 'connect'}", describe(e))
     validated = subprocess.run(
