@@ -135,7 +135,8 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   )
   server <- bind_methods(rust(server_start_(specs, options)))
   on.exit(server$stop(), add = TRUE)
-  pool <- workers_start(tools, workers, worker_queue, timeout, worker_grace)
+  # Every runnable entry, so a handler's index is never out of range there.
+  pool <- workers_start(runnable, workers, worker_queue, timeout, worker_grace)
   on.exit(workers_stop(pool), add = TRUE)
   if (!is.null(pool)) server$run_on_workers(which(pool$concurrent))
   the$server <- server

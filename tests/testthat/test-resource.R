@@ -145,3 +145,18 @@ test_that("subscribers learn that a tool changed a resource", {
   expect_equal(finish(client), 0)
   expect_log_valid(client)
 })
+
+test_that("resources are read beside concurrent tools on workers", {
+  skip_if_not_installed("future")
+  script <- server_script(c(
+    "slow <- function(x) x * 2",
+    "mcp_server(tool(slow, 'Doubles', arguments = list(x = type_number()), concurrent = TRUE),",
+    "  workers = 1, resources = resource('a://b', function() 'read on the main thread'))"
+  ))
+  client <- start_server(script)
+  initialize(client)
+  expect_equal(read(client, 1, "a://b")$result$contents[[1]]$text, "read on the main thread")
+  expect_equal(call_tool(client, 2, "slow", list(x = 2))$result$content[[1]]$text, "4")
+  expect_equal(read(client, 3, "a://b")$result$contents[[1]]$text, "read on the main thread")
+  expect_equal(finish(client, timeout = 30), 0)
+})
