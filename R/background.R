@@ -56,10 +56,12 @@ background_check <- function(transport, tools) {
   if (background_active_()) abort("A server already serves in the background in this session: stop it first with its `stop()`.")
 }
 
-background_start <- function(raw, server, tools, url) {
+# `tools` are all runnable entries (tools, then the handlers of resources
+# and prompts); `n_tools` counts the tools among them.
+background_start <- function(raw, server, tools, url, n_tools = length(tools)) {
   handle <- new.env(parent = emptyenv())
   handle$url <- url
-  handle$tools <- length(tools)
+  handle$tools <- n_tools
   state <- list(raw = raw, server = server, tools = tools, handle = handle)
   handle$stop <- function() background_stop(state)
   handle$running <- function() identical(the$background$handle, handle)
@@ -71,7 +73,7 @@ background_start <- function(raw, server, tools, url) {
     server$stop()
     abort(attached$message)
   }
-  message(sprintf("mcpserver: serving %d tool(s) on %s in the background; stop with `$stop()`.", length(tools), url))
+  message(sprintf("mcpserver: serving %d tool(s) on %s in the background; stop with `$stop()`.", n_tools, url))
   invisible(handle)
 }
 

@@ -58,6 +58,10 @@ json_decode_ <- function(text) .Call(wrap__json_decode_, text)
 #' @noRd
 json_schema_problems_ <- function(schema, instance) .Call(wrap__json_schema_problems_, schema, instance)
 
+#' The variables of a URI template, or the error for R to raise.
+#' @noRd
+uri_template_variables_ <- function(template) .Call(wrap__uri_template_variables_, template)
+
 #' Checks `tool_result()` arguments in mcplite's order. `content` is `NULL`
 #' when it was not supplied. Returns `NULL` when they are fine, or the error
 #' (R wraps a single block in a list itself).
@@ -321,6 +325,13 @@ McpClientHttp$url <- function() .Call(wrap__McpClientHttp__url, self)
 #'}
 #'}
 #'
+#'\subsection{Method `resource_updated`}{
+#'A resource changed (`mcp_resource_updated()`): subscribers are told.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
 #'\subsection{Method `cancelled`}{
 #'Whether the client cancelled this call.
 #' \subsection{noRd}{
@@ -447,6 +458,8 @@ McpServer$interrupted <- function() .Call(wrap__McpServer__interrupted, self)
 McpServer$progress <- function(job, progress, total, message) .Call(wrap__McpServer__progress, self, job, progress, total, message)
 
 McpServer$log <- function(job, level, message) .Call(wrap__McpServer__log, self, job, level, message)
+
+McpServer$resource_updated <- function(uri) .Call(wrap__McpServer__resource_updated, self, uri)
 
 McpServer$cancelled <- function(job) .Call(wrap__McpServer__cancelled, self, job)
 

@@ -103,6 +103,10 @@
 #'   once with a handle and serve while the console waits for your input,
 #'   running tools in this session (they see your global environment and
 #'   loaded data). See [mcp_background()].
+#' @param resources Resources and resource templates to serve: one made
+#'   with [resource()] or [resource_template()], or a list of them. See
+#'   `vignette("resources-and-prompts")`.
+#' @param prompts Prompts to serve: one made with [prompt()], or a list.
 #' @return `NULL`, invisibly, once the client disconnects (or Ctrl-C). An
 #'   internal error in the server (a bug, reported on stderr) stops it with
 #'   an R error instead.
@@ -121,10 +125,14 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
                        max_message_size = 32 * 1024^2, request_state_key = NULL,
                        request_state_store = NULL, workers = NULL, worker_queue = 100,
                        worker_grace = 1, transport = c("stdio", "http"), host = "127.0.0.1",
-                       port = 8000L, path = "/mcp", http = http_options(), background = FALSE) {
-  if (missing(tools)) abort("`tools` is required.")
+                       port = 8000L, path = "/mcp", http = http_options(), background = FALSE,
+                       resources = NULL, prompts = NULL) {
+  if (missing(tools)) {
+    if (is.null(resources) && is.null(prompts)) abort("`tools` is required.")
+    tools <- list()
+  }
   if (...length() > 0) {
-    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout`, `max_message_size`, `request_state_key`, `request_state_store`, `workers`, `worker_queue`, `worker_grace`, `transport`, `host`, `port`, `path`, `http` or `background`.")
+    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout`, `max_message_size`, `request_state_key`, `request_state_store`, `workers`, `worker_queue`, `worker_grace`, `transport`, `host`, `port`, `path`, `http`, `background`, `resources` or `prompts`.")
   }
   transport <- match.arg(transport)
   if (!is.null(instructions) && !is_string(instructions)) {
@@ -139,11 +147,15 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   check_worker_options(workers, worker_queue, worker_grace)
   if (transport == "http") settings <- http_settings(host, port, path, http)
   tools <- collect_tools(tools)
-  specs <- lapply(tools, tool_spec)
+  catalog <- build_catalog(tools, resources, prompts)
+  # Handlers of resources, prompts and completions follow the tools.
+  runnable <- if (is.null(catalog)) tools else catalog$tools
+  specs <- lapply(runnable, tool_spec)
   options <- list(
     name = name, version = version, title = title, instructions = instructions,
     max_message_size = max_message_size, timeout = timeout,
-    request_state_key = request_state_key, request_state_store = request_state_store
+    request_state_key = request_state_key, request_state_store = request_state_store,
+    catalog = catalog$catalog
   )
   if (!is_flag(background)) abort("`background` must be TRUE or FALSE.")
   if (background) background_check(transport, tools)
@@ -153,9 +165,10 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
     rust(server_start_(specs, options))
   }
   server <- bind_methods(raw)
-  if (background) return(background_start(raw, server, tools, http_url(server$http_address(), path)))
+  if (background) return(background_start(raw, server, runnable, http_url(server$http_address(), path), length(tools)))
   on.exit(server$stop(), add = TRUE)
-  pool <- workers_start(tools, workers, worker_queue, timeout, worker_grace)
+  # Every runnable entry, so a handler's index is never out of range there.
+  pool <- workers_start(runnable, workers, worker_queue, timeout, worker_grace)
   on.exit(workers_stop(pool), add = TRUE)
   if (!is.null(pool)) server$run_on_workers(which(pool$concurrent))
   the$server <- server
@@ -166,7 +179,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   } else if (interactive()) {
     message(sprintf("Serving %d tool(s) on stdin/stdout; press Ctrl-C to stop.", length(tools)))
   }
-  status <- serve(server, tools, pool)
+  status <- serve(server, runnable, pool)
   if (identical(status, "interrupted")) message("mcp_server() stopped by an interrupt.")
   if (identical(status[1], "failed")) abort(paste0(status[2], "; the server has stopped."))
   invisible(NULL)

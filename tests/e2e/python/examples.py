@@ -9,6 +9,13 @@ inputSchema (and outputSchema, if any), calls every tool that
 tests/e2e/examples.json gives sample arguments for and checks the call is
 not an error, then validates the recorded wire with validate_wire.py.
 An example without an entry in examples.json gets only the listing checks.
+A server that declares resources has every listed resource read and its
+templates listed; one that declares prompts has its prompts listed (each
+with a description). Keys of examples.json with a prefix drive the rest:
+"read:<uri>" reads a URI (say, of a template), "prompt:<name>" gets a
+prompt with those arguments, "complete:<prompt>:<argument>" and
+"complete-template:<uriTemplate>#<variable>" ask for completions of
+{"value": ...} and check that {"expect": ...} is among them.
 Prints PASS/FAIL lines named <example>/<check>.
 """
 
@@ -115,6 +122,82 @@ async def answer_questions(context, request):
     return types.ElicitResult(action="accept", content=sample_answer(wire(request)["requestedSchema"]))
 
 
+def is_tool_sample(key):
+    return not key.startswith(("read:", "prompt:", "complete:", "complete-template:"))
+
+
+def contents_problems(result):
+    contents = result.get("contents") or []
+    if not contents:
+        return ["the read returned no contents"]
+    return [f"contents[{i}] has neither text nor blob" for i, c in enumerate(contents)
+            if "text" not in c and "blob" not in c]
+
+
+def prompt_problems(result):
+    messages = result.get("messages") or []
+    if not messages:
+        return ["the prompt returned no messages"]
+    return [f"messages[{i}] has role {m.get('role')!r}" for i, m in enumerate(messages)
+            if m.get("role") not in ("user", "assistant")]
+
+
+async def check_catalog(report, name, client, samples, served=None):
+    """Resources, templates, prompts and completions, as declared (or, where
+    the session learnt no capabilities, as `served` says)."""
+    caps = client.server_capabilities
+    resources, prompts = served or (caps.resources is not None, caps.prompts is not None)
+    if resources:
+        listed = wire(await client.list_resources()).get("resources", [])
+        await report.check(f"{name}/resources-list", lambda: [] if listed else ["no resources listed"])
+        for resource in listed:
+            async def read(uri=resource["uri"]):
+                return contents_problems(wire(await client.read_resource(uri)))
+
+            await report.check(f"{name}/read-{resource['uri']}", read)
+        templates = wire(await client.list_resource_templates()).get("resourceTemplates", [])
+        await report.check(f"{name}/templates-list", lambda: [
+            f"{t.get('uriTemplate')} has no name" for t in templates if not t.get("name")])
+    if prompts:
+        prompts = wire(await client.list_prompts()).get("prompts", [])
+        await report.check(f"{name}/prompts-list", lambda: ["no prompts listed"] if not prompts else [
+            f"{p['name']} has no description" for p in prompts if not p.get("description")])
+    for key, sample in samples.items():
+        kind, _, target = key.partition(":")
+        if kind == "read":
+            async def read_sample(uri=target):
+                return contents_problems(wire(await client.read_resource(uri)))
+
+            await report.check(f"{name}/read-{target}", read_sample)
+        elif kind == "prompt":
+            async def get(prompt=target, arguments=sample):
+                return prompt_problems(wire(await client.get_prompt(prompt, arguments)))
+
+            await report.check(f"{name}/prompt-{target}", get)
+        elif kind in ("complete", "complete-template"):
+            if kind == "complete":
+                owner, _, argument = target.partition(":")
+                ref = types.PromptReference(type="ref/prompt", name=owner)
+            else:
+                owner, _, argument = target.rpartition("#")
+                ref = types.ResourceTemplateReference(type="ref/resource", uri=owner)
+
+            async def complete(ref=ref, argument=argument, sample=sample):
+                result = wire(await client.complete(ref, {"name": argument, "value": sample["value"]}))
+                values = result.get("completion", {}).get("values", [])
+                return [] if sample["expect"] in values else [f"{sample['expect']!r} not in {values}"]
+
+            await report.check(f"{name}/{kind}-{owner}-{argument}", complete)
+
+
+async def check_catalog_modern(report, name, params, samples, served):
+    """Resources, prompts and completions again, in a 2026-07-28 session
+    (which learns no capabilities: `served` says what the legacy one did)."""
+    async with Client(params, mode="2026-07-28", read_timeout_seconds=60, logging_callback=ignore_log,
+                      elicitation_callback=answer_questions) as client:
+        await check_catalog(report, f"{name}/2026-07-28", client, samples, served)
+
+
 async def check_example(report, name, server, wire_dir):
     rscript = os.environ.get("E2E_RSCRIPT", "Rscript")
     env = {k: os.environ[k] for k in ("R_LIBS", "MCPSERVER_TRACE") if k in os.environ}
@@ -125,6 +208,7 @@ async def check_example(report, name, server, wire_dir):
     )
     samples = SAMPLES.get(name, {})
     connected = False
+    served = (False, False)
     try:
         with anyio.fail_after(90):
             async with Client(params, mode="legacy", read_timeout_seconds=60, logging_callback=ignore_log,
@@ -139,7 +223,8 @@ async def check_example(report, name, server, wire_dir):
                 await report.check(f"{name}/tools-list", listing_problems, list(tools.values()))
                 for tool in [t for t in tools if t not in samples]:
                     print(f"NOTE {name}/{tool}: no sample arguments in examples.json, not called", flush=True)
-                for tool, arguments in samples.items():
+                await check_catalog(report, name, client, samples)
+                for tool, arguments in [(k, v) for k, v in samples.items() if is_tool_sample(k)]:
                     async def call(tool=tool, arguments=arguments):
                         if tool not in tools:
                             return [f"examples.json names {tool}, which the server does not list"]
@@ -148,6 +233,11 @@ async def check_example(report, name, server, wire_dir):
                         return call_problems(tools[tool], arguments, wire(result))
 
                     await report.check(f"{name}/call-{tool}", call)
+                caps = client.server_capabilities
+                served = (caps.resources is not None, caps.prompts is not None)
+            if any(served):
+                with anyio.fail_after(90):
+                    await check_catalog_modern(report, name, params, samples, served)
     except Exception as e:
         report.fail(f"{name}/{'session' if connected else 'connect'}", describe(e))
     validated = subprocess.run(

@@ -8,6 +8,7 @@
 pub mod backpressure;
 pub mod board;
 pub mod bridge;
+pub mod catalog;
 pub mod elicitation;
 pub mod engine;
 pub mod forks;
@@ -30,4 +31,5 @@ pub mod time;
 pub mod tool;
 pub mod trace;
 pub mod transport;
+pub mod uri_template;
 pub mod validation;

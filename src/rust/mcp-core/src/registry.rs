@@ -1,6 +1,7 @@
 //! The tools a server offers: checked, compiled and pre-rendered once at
 //! start-up, so `tools/list` is a copy and `tools/call` a lookup.
 
+use crate::catalog::Catalog;
 use crate::revision::Revision;
 use crate::tool::{self, ToolDef};
 use crate::validation::Checker;
@@ -20,6 +21,9 @@ pub struct Registry {
     /// The JSON array of tool definitions, one per revision (index = position
     /// in `Revision::ALL`).
     lists: Vec<String>,
+    /// Resources, templates and prompts; their handlers follow the tools
+    /// (from `catalog.handlers_from` on), never listed nor callable by name.
+    catalog: Catalog,
 }
 
 impl Registry {
@@ -46,15 +50,43 @@ impl Registry {
             tools,
             by_name,
             lists,
+            catalog: Catalog::default(),
         })
     }
 
+    /// A registry whose entries from `catalog.handlers_from` on are the
+    /// handlers of the catalog's resources, prompts and completions: they
+    /// run like tools but are neither listed nor found by name, and their
+    /// names need not be unique among the tools.
+    pub fn with_catalog(defs: Vec<ToolDef>, catalog_json: &str) -> Result<Registry, String> {
+        let catalog = Catalog::from_json(catalog_json, defs.len())?;
+        let mut defs = defs;
+        let handler_defs = defs.split_off(catalog.handlers_from.min(defs.len()));
+        let mut registry = Registry::new(defs)?;
+        for def in handler_defs {
+            let input_validator = Checker::compile(&def.input_schema)
+                .map_err(|e| format!("handler \"{}\": invalid input schema: {e}", def.name))?;
+            registry.tools.push(Tool {
+                def,
+                input_validator,
+                output_validator: None,
+            });
+        }
+        registry.catalog = catalog;
+        Ok(registry)
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// How many tools (handlers not counted).
     pub fn len(&self) -> usize {
-        self.tools.len()
+        self.by_name.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
+        self.by_name.is_empty()
     }
 
     pub fn tool(&self, index: usize) -> &Tool {

@@ -60,7 +60,7 @@ impl Block {
         }
     }
 
-    fn type_name(&self) -> &'static str {
+    pub(crate) fn type_name(&self) -> &'static str {
         match self.content {
             Content::Text { .. } => "text",
             Content::Image { .. } => "image",
@@ -70,7 +70,7 @@ impl Block {
         }
     }
 
-    fn supported_in(&self, rev: Revision) -> bool {
+    pub(crate) fn supported_in(&self, rev: Revision) -> bool {
         match self.content {
             Content::Audio { .. } => rev.has_audio(),
             Content::ResourceLink { .. } => rev.has_resource_link(),
@@ -78,7 +78,7 @@ impl Block {
         }
     }
 
-    fn to_wire(&self, rev: Revision) -> Value {
+    pub(crate) fn to_wire(&self, rev: Revision) -> Value {
         let mut block = Map::new();
         block.insert("type".into(), Value::from(self.type_name()));
         match &self.content {

@@ -889,6 +889,17 @@ impl Server {
         answer
     }
 
+    /// A resource changed: clients subscribed to `uri` are told (a
+    /// forked child's call does nothing). Only the stdio client for now:
+    /// HTTP sessions and listen streams are not told yet.
+    pub fn resource_updated(&self, uri: &str) {
+        if self.in_forked_child() {
+            return;
+        }
+        self.shared
+            .step(Cause::Timer, |e, out| e.on_resource_updated(uri, out));
+    }
+
     /// Whether the client has cancelled `job` (as far as a forked child
     /// can tell: not at all).
     pub fn is_cancelled(&self, job: JobId) -> bool {

@@ -12,6 +12,7 @@ mod content;
 mod from_json;
 mod input;
 mod json;
+mod resource;
 mod result;
 mod rvalue;
 mod server;
@@ -26,6 +27,7 @@ extendr_module! {
     use client;
     use content;
     use json;
+    use resource;
     use result;
     use server;
     use tool;

@@ -154,7 +154,10 @@ fn config_from(options: RValue) -> Config {
 
 /// The engine's definitions and the bridge's call plans of `specs` (the
 /// definitions `tool()` stored), or the error for R to raise.
-fn plan_tools(specs: List) -> Result<(Registry, Vec<ToolCall>), String> {
+/// The registry of the tools in `specs` and, when `mcp_server()` wrote a
+/// catalog, of resources, templates and prompts, whose handlers follow the
+/// tools in `specs`.
+fn plan_tools(specs: List, options: &Robj) -> Result<(Registry, Vec<ToolCall>), String> {
     let mut defs = Vec::with_capacity(specs.len());
     let mut tools = Vec::with_capacity(specs.len());
     for spec in specs.values() {
@@ -169,7 +172,14 @@ fn plan_tools(specs: List) -> Result<(Registry, Vec<ToolCall>), String> {
             structured_output,
         });
     }
-    Ok((Registry::new(defs)?, tools))
+    let catalog = field(RValue::of(options), "catalog")
+        .as_single_string()
+        .map(|s| s.into_owned());
+    let registry = match catalog {
+        Some(catalog) => Registry::with_catalog(defs, &catalog)?,
+        None => Registry::new(defs)?,
+    };
+    Ok((registry, tools))
 }
 
 /// How the server interrupts R's main thread (this .Call runs on it).
@@ -196,7 +206,7 @@ fn serving(server: Server, tools: Vec<ToolCall>) -> Robj {
 /// @noRd
 #[extendr]
 fn server_start_(specs: List, options: Robj) -> Robj {
-    let (registry, tools) = match plan_tools(specs) {
+    let (registry, tools) = match plan_tools(specs, &options) {
         Ok(planned) => planned,
         Err(e) => return check::fail(e),
     };
@@ -307,7 +317,7 @@ fn http_options_from(options: RValue) -> http::Options {
 /// @noRd
 #[extendr]
 fn server_start_http_(specs: List, options: Robj, http: Robj) -> Robj {
-    let (registry, tools) = match plan_tools(specs) {
+    let (registry, tools) = match plan_tools(specs, &options) {
         Ok(planned) => planned,
         Err(e) => return check::fail(e),
     };
@@ -451,6 +461,14 @@ impl McpServer {
         if let (Some(server), Some(level)) = (&self.server, LogLevel::parse(level)) {
             let message = r_text(&message).unwrap_or_default();
             server.log(job as JobId, level, serde_json::Value::from(message));
+        }
+    }
+
+    /// A resource changed (`mcp_resource_updated()`): subscribers are told.
+    /// @noRd
+    fn resource_updated(&self, uri: Robj) {
+        if let (Some(server), Some(uri)) = (&self.server, r_text(&uri)) {
+            server.resource_updated(&uri);
         }
     }
 

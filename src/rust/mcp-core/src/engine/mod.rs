@@ -32,10 +32,16 @@ const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
 
 mod arguments;
+mod completion;
+mod handlers;
 mod input;
+mod prompts;
+mod resources;
 mod task_methods;
 
+use handlers::Purpose;
 pub use input::{capability_for, input_mode, is_answer_to, InputMode, INPUT_METHODS};
+pub use resources::{not_found, RESOURCE_NOT_FOUND, URI_ARGUMENT};
 
 /// Progress notifications for one request are sent at most this often; a
 /// faster flood is thinned, the latest value winning.
@@ -81,6 +87,10 @@ pub struct Config {
     pub max_message_bytes: usize,
     /// How long clients may cache `tools/list` and `server/discover` (2026-07-28).
     pub list_ttl_ms: u64,
+    /// How long clients may cache a `resources/read` result (2026-07-28);
+    /// 0 by default, as a resource's R function may answer differently
+    /// each time.
+    pub read_ttl_ms: u64,
     /// Limit for tools that set none of their own.
     pub default_timeout: Option<Duration>,
     /// Key for signing the state of input-required rounds; a random key
@@ -105,6 +115,7 @@ impl Default for Config {
             instructions: None,
             max_message_bytes: 16 * 1024 * 1024,
             list_ttl_ms: 300_000,
+            read_ttl_ms: 0,
             default_timeout: None,
             request_state_key: None,
             request_state_store: None,
@@ -184,12 +195,24 @@ pub struct RenderPlan {
     tool: usize,
     revision: Revision,
     extra_meta: Option<Map<String, Value>>,
+    /// What the job's result is for (a resource read, a prompt, ...).
+    purpose: Purpose,
+    read_ttl_ms: u64,
 }
 
 impl RenderPlan {
     /// The result body, or the -32603 error a result breaking the tool's
     /// output schema gets.
     pub fn settle(&self, result: &ToolResult) -> Result<String, Value> {
+        if self.purpose != Purpose::Tool {
+            return handlers::settle(
+                &self.purpose,
+                result,
+                self.revision,
+                self.extra_meta.as_ref(),
+                self.read_ttl_ms,
+            );
+        }
         let tool = self.registry.tool(self.tool);
         match result::check_output(tool, result) {
             Ok(()) => Ok(result::render(
@@ -266,6 +289,9 @@ struct JobState {
     input: InputMode,
     /// The client's capabilities, for the methods input requests need.
     capabilities: Value,
+    /// What the result is for: a tool call, or a resource read, prompt or
+    /// completion run by its handler.
+    purpose: Purpose,
 }
 
 impl JobState {
@@ -284,6 +310,7 @@ impl JobState {
             answers: Map::new(),
             input: InputMode::Unavailable(String::new()),
             capabilities: Value::Null,
+            purpose: Purpose::Tool,
         }
     }
 }
@@ -323,6 +350,10 @@ pub struct Engine {
     /// for, and with which method.
     asks: HashMap<RequestId, input::Asked>,
     next_ask: u64,
+    /// URIs the handshake-era session subscribed to.
+    resource_subscriptions: HashSet<String>,
+    /// The URIs each 2026-07-28 listen stream follows.
+    listen_uris: HashMap<RequestId, HashSet<String>>,
 }
 
 /// What the engines of one server share (see [`Engine::sharing`]).
@@ -376,6 +407,8 @@ impl Engine {
             tasks: tasks::Store::default(),
             asks: HashMap::new(),
             next_ask: 1,
+            resource_subscriptions: HashSet::new(),
+            listen_uris: HashMap::new(),
         }
     }
 
@@ -490,6 +523,7 @@ impl Engine {
 
     /// Stdin reached its end: close open subscription streams gracefully.
     pub fn on_eof(&mut self, out: &mut Vec<Output>) {
+        self.listen_uris.clear();
         let mut ids: Vec<RequestId> = self.listens.drain().collect();
         ids.sort_by(|a, b| a.as_json().cmp(b.as_json()));
         for id in ids {
@@ -543,6 +577,16 @@ impl Engine {
     /// What a finished job answers: a result body, or a JSON-RPC error object.
     fn settle(&mut self, state: &JobState, outcome: Outcome) -> Result<String, Value> {
         let tool = self.registry.tool(state.tool);
+        if state.purpose != Purpose::Tool {
+            match outcome {
+                Outcome::TimedOut(limit) => {
+                    let reason = format!("it timed out after {}", describe_duration(limit));
+                    return Err(handlers::failure(&state.purpose, &reason));
+                }
+                Outcome::Failed(reason) => return Err(handlers::failure(&state.purpose, &reason)),
+                _ => {}
+            }
+        }
         match outcome {
             Outcome::Done(result) => self.plan_for(state).settle(&result),
             Outcome::Settled(settled) => settled,
@@ -589,6 +633,8 @@ impl Engine {
             tool: state.tool,
             revision: state.revision,
             extra_meta: extra,
+            purpose: state.purpose.clone(),
+            read_ttl_ms: self.config.read_ttl_ms,
         }
     }
 
@@ -902,6 +948,7 @@ impl Engine {
             {
                 self.core_task_method(id, method, params, out)
             }
+            m if self.serves(m, rev) => self.catalog_method(id, m, params, rev, client_info, out),
             _ => {
                 let text = method_not_found(&id, method);
                 self.respond(&id, text, out)
@@ -987,10 +1034,11 @@ impl Engine {
                 self.respond(&id, text, out)
             }
             "tools/call" => self.tools_call(id, params, raw, rev, client_info, out),
-            "subscriptions/listen" => self.listen(id, out),
+            "subscriptions/listen" => self.listen(id, params, out),
             "tasks/get" | "tasks/update" | "tasks/cancel" => {
                 self.extension_task_method(id, method, params, out)
             }
+            m if self.serves(m, rev) => self.catalog_method(id, m, params, rev, client_info, out),
             m if REMOVED_IN_MODERN.contains(&m) => {
                 let data =
                     json!({ "reason": format!("`{m}` is not part of protocol revision {rev}") });
@@ -1025,6 +1073,7 @@ impl Engine {
 
     fn cancel(&mut self, request: &RequestId, out: &mut Vec<Output>) {
         if self.listens.remove(request) {
+            self.listen_uris.remove(request);
             return;
         }
         let Some(&job) = self.by_request.get(request) else {
@@ -1052,6 +1101,8 @@ impl Engine {
             .filter(|r| !r.is_modern())
             .unwrap_or(Revision::LATEST_LEGACY);
         let log_level = self.session.as_ref().and_then(|s| s.log_level);
+        // A new session starts with no subscriptions.
+        self.resource_subscriptions.clear();
         self.session = Some(Session {
             revision,
             client_info: params.get("clientInfo").cloned(),
@@ -1073,6 +1124,7 @@ impl Engine {
 
     fn capabilities(&self, rev: Revision) -> Value {
         let mut caps = json!({ "logging": {}, "tools": { "listChanged": false } });
+        self.catalog_capabilities(&mut caps, rev);
         if self.registry.offers_tasks() {
             if rev.has_core_tasks() {
                 caps["tasks"] =
@@ -1259,7 +1311,7 @@ impl Engine {
     /// 2026-07-28 `subscriptions/listen`: the tool list never changes, so the
     /// stream is acknowledged with nothing to deliver and stays open until
     /// the client cancels it or stdin ends.
-    fn listen(&mut self, id: RequestId, out: &mut Vec<Output>) {
+    fn listen(&mut self, id: RequestId, params: &Value, out: &mut Vec<Output>) {
         let limit = self.config.limits.max_subscriptions;
         if self.listens.len() >= limit && !self.listens.contains(&id) {
             let text = jsonrpc::error(
@@ -1273,8 +1325,14 @@ impl Engine {
             );
             return self.respond(&id, text, out);
         }
+        let mut honoured = json!({});
+        if let Some(uris) = self.listen_resources(params) {
+            honoured["resourceSubscriptions"] = json!(uris);
+            self.listen_uris
+                .insert(id.clone(), uris.into_iter().collect());
+        }
         let params = json!({
-            "notifications": {},
+            "notifications": honoured,
             "_meta": { META_SUBSCRIPTION: raw_json(id.as_json()) }
         });
         out.push(Output::Write(jsonrpc::notification(

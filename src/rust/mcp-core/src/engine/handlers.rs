@@ -1,0 +1,414 @@
+//! Requests other than `tools/call` that run R code: `resources/read`,
+//! `prompts/get` and `completion/complete`. Each runs its handler (a hidden
+//! registry entry, see [`crate::catalog`]) as a job like a tool call, so
+//! ordering, cancellation, time limits, progress and logs work the same;
+//! only what the job's result becomes differs, by its [`Purpose`].
+
+use super::{CallContext, Engine, InputMode, Job, JobState, Output, META_LOG_LEVEL};
+use crate::catalog::ListKind;
+use crate::jsonrpc::{self, RequestId};
+use crate::logging::LogLevel;
+use crate::result::{Block, Content, ResourceBody, ToolResult};
+use crate::revision::Revision;
+use serde_json::{json, Map, Value};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// What a job's result is for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) enum Purpose {
+    /// A `tools/call`.
+    #[default]
+    Tool,
+    /// `resources/read` of `uri`; `cache`: whether the result may carry
+    /// 2026-07-28 cache hints (never on a retry with answers).
+    Read {
+        uri: String,
+        mime_type: Option<String>,
+        cache: bool,
+    },
+    /// `prompts/get`.
+    Prompt { description: Option<String> },
+    /// `completion/complete`.
+    Complete,
+}
+
+impl Purpose {
+    /// What the request was about, for error messages.
+    fn describe(&self) -> String {
+        match self {
+            Purpose::Tool => "the tool".into(),
+            Purpose::Read { uri, .. } => format!("Reading resource \"{uri}\""),
+            Purpose::Prompt { .. } => "The prompt".into(),
+            Purpose::Complete => "The completion".into(),
+        }
+    }
+}
+
+/// One handler run the engine starts.
+pub(super) struct HandlerCall {
+    pub handler: usize,
+    pub arguments: Map<String, Value>,
+    pub purpose: Purpose,
+    /// Whether the handler may ask the user for input (`resources/read` and
+    /// `prompts/get` may; 2026-07-28 allows `input_required` on no other).
+    pub may_ask: bool,
+}
+
+impl Engine {
+    /// Queues a handler run for R, as `tools_call` queues a tool call.
+    pub(super) fn start_handler(
+        &mut self,
+        id: RequestId,
+        params: &Value,
+        rev: Revision,
+        client_info: Option<Value>,
+        call: HandlerCall,
+        out: &mut Vec<Output>,
+    ) {
+        if self.direct_calls >= self.config.limits.max_queued_calls {
+            let text = self.too_many_calls(&id);
+            return self.respond(&id, text, out);
+        }
+        let arguments: Arc<str> = Arc::from(Value::Object(call.arguments).to_string());
+        let meta = params.get("_meta").and_then(Value::as_object).cloned();
+        let caps = self.client_capabilities(meta.as_ref(), rev);
+        let answers = if call.may_ask {
+            match self.retry_answers(call.handler, Some(&arguments), params, rev) {
+                Ok(answers) => answers,
+                Err(error) => {
+                    let text = jsonrpc::error_response(Some(&id), &error);
+                    return self.respond(&id, text, out);
+                }
+            }
+        } else {
+            Map::new()
+        };
+        let input = if call.may_ask {
+            self.input_mode(rev, &caps, false)
+        } else {
+            InputMode::Unavailable("a completion request cannot ask the user for input".into())
+        };
+        let progress_token = meta
+            .as_ref()
+            .and_then(|m| m.get("progressToken"))
+            .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
+            .map(Value::to_string);
+        let log_level = meta
+            .as_ref()
+            .and_then(|m| m.get(META_LOG_LEVEL))
+            .and_then(Value::as_str)
+            .and_then(LogLevel::parse);
+        let job = self.job_ids.fetch_add(1, Ordering::Relaxed);
+        let mut state = JobState::new(id.clone(), call.handler, rev);
+        state.progress_token = progress_token.clone();
+        state.log_level = log_level;
+        state.answers = answers.clone();
+        state.purpose = call.purpose;
+        if matches!(input, InputMode::Retry) {
+            state.arguments = Some(arguments.clone());
+        }
+        state.input = input.clone();
+        state.capabilities = caps.clone();
+        self.jobs.insert(job, state);
+        self.direct_calls += 1;
+        self.by_request.insert(id.clone(), job);
+        out.push(Output::Run(Box::new(Job {
+            id: job,
+            tool: call.handler,
+            arguments: Map::new(),
+            sent_arguments: Some(arguments),
+            context: CallContext {
+                request_id: id,
+                revision: rev,
+                progress_token,
+                meta,
+                client_info,
+                log_level,
+                input,
+                capabilities: caps,
+                answers,
+                task: None,
+            },
+        })));
+    }
+}
+
+/// The result body a handler's result becomes, or the JSON-RPC error.
+pub(super) fn settle(
+    purpose: &Purpose,
+    result: &ToolResult,
+    rev: Revision,
+    extra_meta: Option<&Map<String, Value>>,
+    cache_ttl_ms: u64,
+) -> Result<String, Value> {
+    if result.is_error {
+        return Err(failure(purpose, &first_text(result)));
+    }
+    let mut body = match purpose {
+        Purpose::Tool => unreachable!("tool results are rendered by result::render"),
+        Purpose::Read { uri, mime_type, .. } => read_body(uri, mime_type.as_deref(), result)?,
+        Purpose::Prompt { description } => prompt_body(description.as_deref(), result, rev)?,
+        Purpose::Complete => completion_body(result)?,
+    };
+    if rev.is_modern() {
+        if let Purpose::Read { cache: true, .. } = purpose {
+            body.insert("ttlMs".into(), Value::from(cache_ttl_ms));
+            body.insert("cacheScope".into(), Value::from("private"));
+        }
+        body.insert("resultType".into(), Value::from("complete"));
+        if let Some(meta) = extra_meta {
+            body.insert("_meta".into(), Value::Object(meta.clone()));
+        }
+    }
+    Ok(Value::Object(body).to_string())
+}
+
+/// -32603 for a handler that failed: its R error, a time limit, ...
+pub(super) fn failure(purpose: &Purpose, reason: &str) -> Value {
+    let data = match purpose {
+        Purpose::Read { uri, .. } => Some(json!({ "uri": uri })),
+        _ => None,
+    };
+    jsonrpc::error_object(
+        jsonrpc::INTERNAL_ERROR,
+        &format!("{} failed: {reason}", purpose.describe()),
+        data.as_ref(),
+    )
+}
+
+fn first_text(result: &ToolResult) -> String {
+    result
+        .content
+        .iter()
+        .find_map(|b| match &b.content {
+            Content::Text { text } => Some(text.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| "no reason given".into())
+}
+
+/// `ReadResourceResult`: text blocks become text contents and image or
+/// audio blocks blob contents of the requested URI; embedded resources keep
+/// their own URI (a read may return several, say a directory's files).
+fn read_body(
+    uri: &str,
+    mime_type: Option<&str>,
+    result: &ToolResult,
+) -> Result<Map<String, Value>, Value> {
+    let purpose = || Purpose::Read {
+        uri: uri.into(),
+        mime_type: None,
+        cache: false,
+    };
+    let mut contents = Vec::with_capacity(result.content.len());
+    for block in &result.content {
+        let mut entry = Map::new();
+        match &block.content {
+            Content::Text { text } => {
+                entry.insert("uri".into(), Value::from(uri));
+                if let Some(mime) = mime_type {
+                    entry.insert("mimeType".into(), Value::from(mime));
+                }
+                entry.insert("text".into(), Value::from(text.as_str()));
+            }
+            Content::Image { data, mime_type } | Content::Audio { data, mime_type } => {
+                entry.insert("uri".into(), Value::from(uri));
+                entry.insert("mimeType".into(), Value::from(mime_type.as_str()));
+                entry.insert("blob".into(), Value::from(data.as_str()));
+            }
+            Content::Resource {
+                uri: own,
+                mime_type,
+                body,
+            } => {
+                entry.insert("uri".into(), Value::from(own.as_str()));
+                if let Some(mime) = mime_type {
+                    entry.insert("mimeType".into(), Value::from(mime.as_str()));
+                }
+                match body {
+                    ResourceBody::Text(text) => {
+                        entry.insert("text".into(), Value::from(text.as_str()))
+                    }
+                    ResourceBody::Blob(blob) => {
+                        entry.insert("blob".into(), Value::from(blob.as_str()))
+                    }
+                };
+            }
+            Content::ResourceLink { .. } => {
+                return Err(failure(
+                    &purpose(),
+                    "a resource link cannot be a resource's content; return text, a raw vector, \
+                     a file or content_resource() blocks",
+                ))
+            }
+        }
+        contents.push(Value::Object(entry));
+    }
+    if contents.is_empty() {
+        // An empty `contents` reads as "not found" to 2026-07-28 clients.
+        return Err(failure(
+            &purpose(),
+            "the resource function returned no content",
+        ));
+    }
+    let mut body = Map::new();
+    body.insert("contents".into(), Value::Array(contents));
+    Ok(body)
+}
+
+/// The roles and description the R side sends beside a prompt's blocks.
+fn prompt_extras(result: &ToolResult) -> (Vec<String>, Option<String>) {
+    let extras: Value = result
+        .structured
+        .as_ref()
+        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+        .unwrap_or(Value::Null);
+    let roles = match &extras["roles"] {
+        Value::Array(roles) => roles
+            .iter()
+            .map(|r| r.as_str().unwrap_or("user").to_string())
+            .collect(),
+        Value::String(role) => vec![role.clone()],
+        _ => Vec::new(),
+    };
+    (roles, extras["description"].as_str().map(str::to_string))
+}
+
+/// `GetPromptResult`: one message per block, with the role the R side gave
+/// it. Blocks the revision does not know make the request fail, naming them.
+fn prompt_body(
+    description: Option<&str>,
+    result: &ToolResult,
+    rev: Revision,
+) -> Result<Map<String, Value>, Value> {
+    let purpose = Purpose::Prompt { description: None };
+    let (roles, own_description) = prompt_extras(result);
+    let unsupported: Vec<&str> = result
+        .content
+        .iter()
+        .filter(|b| !b.supported_in(rev))
+        .map(Block::type_name)
+        .collect();
+    if !unsupported.is_empty() {
+        return Err(failure(
+            &purpose,
+            &format!(
+                "protocol revision {rev} does not support prompt content of type {}",
+                unsupported.join(", ")
+            ),
+        ));
+    }
+    let mut messages = Vec::with_capacity(result.content.len());
+    for (i, block) in result.content.iter().enumerate() {
+        let role = roles.get(i).map_or("user", String::as_str);
+        if role != "user" && role != "assistant" {
+            return Err(failure(
+                &purpose,
+                &format!("a message's role must be \"user\" or \"assistant\", not \"{role}\""),
+            ));
+        }
+        messages.push(json!({ "role": role, "content": block.to_wire(rev) }));
+    }
+    let mut body = Map::new();
+    if let Some(description) = own_description.as_deref().or(description) {
+        body.insert("description".into(), Value::from(description));
+    }
+    body.insert("messages".into(), Value::Array(messages));
+    Ok(body)
+}
+
+/// Completion values are capped at this many (the spec's limit).
+pub(super) const MAX_COMPLETIONS: usize = 100;
+
+/// `CompleteResult`: the strings the completer returned, at most
+/// [`MAX_COMPLETIONS`], with the total and whether there are more.
+fn completion_body(result: &ToolResult) -> Result<Map<String, Value>, Value> {
+    let extras: Value = result
+        .structured
+        .as_ref()
+        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+        .unwrap_or(Value::Null);
+    let values: Vec<String> = match &extras["values"] {
+        Value::Array(values) => values
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        Value::String(one) => vec![one.clone()],
+        _ => Vec::new(),
+    };
+    Ok(completion_of(values))
+}
+
+/// `{completion: {values, total, hasMore}}` for a full list of candidates.
+pub(super) fn completion_of(mut values: Vec<String>) -> Map<String, Value> {
+    let total = values.len();
+    values.truncate(MAX_COMPLETIONS);
+    let mut body = Map::new();
+    body.insert(
+        "completion".into(),
+        json!({ "values": values, "total": total, "hasMore": total > MAX_COMPLETIONS }),
+    );
+    body
+}
+
+impl Engine {
+    /// Whether `method` is one of the catalog's and served here: only
+    /// methods of a capability the server declares (the others get -32601).
+    pub(super) fn serves(&self, method: &str, rev: Revision) -> bool {
+        let catalog = self.registry.catalog();
+        match method {
+            "resources/list" | "resources/templates/list" | "resources/read" => {
+                catalog.has_resources()
+            }
+            "resources/subscribe" | "resources/unsubscribe" => {
+                catalog.has_resources() && !rev.is_modern()
+            }
+            "prompts/list" | "prompts/get" => catalog.has_prompts(),
+            "completion/complete" => catalog.has_completions(),
+            _ => false,
+        }
+    }
+
+    /// Answers a method [`Engine::serves`] accepted.
+    pub(super) fn catalog_method(
+        &mut self,
+        id: RequestId,
+        method: &str,
+        params: &Value,
+        rev: Revision,
+        client_info: Option<Value>,
+        out: &mut Vec<Output>,
+    ) {
+        let text = match method {
+            "resources/list" => self.resources_list(&id, params, rev, ListKind::Resources),
+            "resources/templates/list" => {
+                self.resources_list(&id, params, rev, ListKind::Templates)
+            }
+            "prompts/list" => self.resources_list(&id, params, rev, ListKind::Prompts),
+            "resources/subscribe" => self.resources_subscription(&id, params, rev, true),
+            "resources/unsubscribe" => self.resources_subscription(&id, params, rev, false),
+            "resources/read" => return self.resources_read(id, params, rev, client_info, out),
+            "prompts/get" => return self.prompts_get(id, params, rev, client_info, out),
+            "completion/complete" => return self.complete(id, params, rev, client_info, out),
+            _ => unreachable!("`serves` admits only the methods above"),
+        };
+        self.respond(&id, text, out)
+    }
+
+    /// Adds the catalog's capabilities: each only when it has something
+    /// to serve. `completions` is a flag from 2025-03-26 on (2024-11-05
+    /// has the method without one).
+    pub(super) fn catalog_capabilities(&self, caps: &mut Value, rev: Revision) {
+        let catalog = self.registry.catalog();
+        if catalog.has_resources() {
+            caps["resources"] = json!({ "subscribe": true, "listChanged": false });
+        }
+        if catalog.has_prompts() {
+            caps["prompts"] = json!({ "listChanged": false });
+        }
+        if catalog.has_completions() && rev >= Revision::V2025_03_26 {
+            caps["completions"] = json!({});
+        }
+    }
+}
