@@ -1,7 +1,7 @@
 # Helpers for the resource and prompt tests: requests of either era,
 # checked against the wire schema of the revision in use.
 
-modern_meta <- list(
+catalog_meta <- list(
   "io.modelcontextprotocol/protocolVersion" = "2026-07-28",
   "io.modelcontextprotocol/clientCapabilities" = setNames(list(), character())
 )
@@ -9,7 +9,7 @@ modern_meta <- list(
 # A request of `rev` (after initialize for the handshake era), its result
 # type checked against the wire schema.
 rpc <- function(client, id, method, params = setNames(list(), character()), result_type = NULL) {
-  if (client$rev >= "2026-07-28") params[["_meta"]] <- modern_meta
+  if (client$rev >= "2026-07-28") params[["_meta"]] <- catalog_meta
   msg <- request(client, id, method, params)
   expect_wire_valid(client$log[[length(client$log)]]$line, client$rev, if (is.null(msg$error)) result_type)
   msg

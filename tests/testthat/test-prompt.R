@@ -113,7 +113,7 @@ test_that("a prompt can ask the user for input, in both eras", {
   client <- start_server(fixture("resources.R"))
   # 2026-07-28: an input_required result, then a retry with the answer.
   client$rev <- "2026-07-28"
-  meta <- modern_meta
+  meta <- catalog_meta
   meta[["io.modelcontextprotocol/clientCapabilities"]] <- list(elicitation = setNames(list(), character()))
   first <- request(client, 1, "prompts/get", list(name = "test_input_required_result_prompt", `_meta` = meta))
   expect_wire_valid(client$log[[length(client$log)]]$line, "2026-07-28")

@@ -132,12 +132,12 @@ test_that("subscribers learn that a tool changed a resource", {
   # 2026-07-28: on a listen stream that asked for the URI.
   client$rev <- "2026-07-28"
   send(client, list(jsonrpc = "2.0", id = "s1", method = "subscriptions/listen", params = list(
-    notifications = list(resourceSubscriptions = list("notes://all")), `_meta` = modern_meta
+    notifications = list(resourceSubscriptions = list("notes://all")), `_meta` = catalog_meta
   )))
   ack <- receive(client)
   expect_equal(ack$params$notifications$resourceSubscriptions, list("notes://all"))
   send(client, list(jsonrpc = "2.0", id = 6, method = "tools/call", params = list(
-    name = "add_note", arguments = list(text = "fourth"), `_meta` = modern_meta
+    name = "add_note", arguments = list(text = "fourth"), `_meta` = catalog_meta
   )))
   note <- receive(client)
   expect_equal(note$params[["_meta"]][["io.modelcontextprotocol/subscriptionId"]], "s1")

@@ -228,6 +228,10 @@ struct Shared {
     problems: Mutex<VecDeque<String>>,
     /// 2026-07-28 requests in flight, by id: cancelled by closing them.
     cancellable: Mutex<HashMap<String, AbortHandle>>,
+    /// Handshake-era requests the client cancelled (newest last, bounded):
+    /// if their stream then ends unanswered, the client hears nothing, as
+    /// it expects after a cancel.
+    cancelled: Mutex<VecDeque<String>>,
     requests: Arc<Semaphore>,
     others: Arc<Semaphore>,
     active: AtomicUsize,
@@ -276,6 +280,7 @@ impl HttpClient {
             out,
             problems: Mutex::default(),
             cancellable: Mutex::default(),
+            cancelled: Mutex::default(),
             requests: Arc::new(Semaphore::new(options.max_requests.max(1))),
             others: Arc::new(Semaphore::new(options.max_requests.max(1))),
             active: AtomicUsize::new(0),
@@ -323,6 +328,7 @@ impl HttpClient {
         if self.cancel_modern(&out) {
             return Ok(());
         }
+        self.note_cancel(&out);
         let initialize = out.kind == Kind::Request && out.method.as_deref() == Some("initialize");
         if initialize {
             lock(&self.shared.session).initialize_id = out.id.clone();
@@ -387,6 +393,25 @@ impl HttpClient {
             }
             None => false,
         }
+    }
+
+    /// Remembers the request a handshake-era `notifications/cancelled`
+    /// names (see `Shared::cancelled`).
+    fn note_cancel(&self, out: &Outgoing) {
+        if out.method.as_deref() != Some("notifications/cancelled") {
+            return;
+        }
+        let Ok(message) = serde_json::from_slice::<Value>(&out.body) else {
+            return;
+        };
+        let Some(id) = message.get("params").and_then(|p| p.get("requestId")) else {
+            return;
+        };
+        let mut cancelled = lock(&self.shared.cancelled);
+        if cancelled.len() == MAX_REMEMBERED_CANCELS {
+            cancelled.pop_front();
+        }
+        cancelled.push_back(id.to_string());
     }
 
     /// The next message from the server, waiting up to `timeout`.
@@ -736,6 +761,9 @@ impl Failure {
     }
 }
 
+/// How many cancelled request ids the client remembers.
+const MAX_REMEMBERED_CANCELS: usize = 256;
+
 /// Tells the caller: an error response for a request (so nothing waits for
 /// ever), a problem otherwise.
 async fn fail(shared: &Shared, out: &Outgoing, failure: Failure) {
@@ -751,6 +779,14 @@ async fn fail(shared: &Shared, out: &Outgoing, failure: Failure) {
         problem(shared, format!("sending {what}: {}", failure.message));
         return;
     };
+    {
+        let mut cancelled = lock(&shared.cancelled);
+        if let Some(at) = cancelled.iter().position(|c| c == id) {
+            // The client cancelled it: no answer is due.
+            cancelled.remove(at);
+            return;
+        }
+    }
     let error = match failure.error {
         Some(error) => error,
         None => {
@@ -1309,6 +1345,7 @@ mod tests {
             out,
             problems: Mutex::default(),
             cancellable: Mutex::default(),
+            cancelled: Mutex::default(),
             requests: Arc::new(Semaphore::new(1)),
             others: Arc::new(Semaphore::new(1)),
             active: AtomicUsize::new(0),

@@ -110,7 +110,10 @@ impl Engine {
             };
         }
         if rev.is_modern() {
-            if !self.modern_tasks && support == TaskSupport::Required {
+            // A client without the extension learns that first (-32021),
+            // wherever it calls from.
+            let client_declared = declares_task_extension(caps);
+            if client_declared && !self.modern_tasks && support == TaskSupport::Required {
                 // An engine for one HTTP request: a task would outlive it.
                 return Err(jsonrpc::error_object(
                     jsonrpc::INVALID_REQUEST,
@@ -123,7 +126,7 @@ impl Engine {
                     None,
                 ));
             }
-            let declared = declares_task_extension(caps) && self.modern_tasks;
+            let declared = client_declared && self.modern_tasks;
             return match (declared, support) {
                 (true, TaskSupport::Optional | TaskSupport::Required) => {
                     Ok(Some((Dialect::Extension, None)))
