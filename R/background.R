@@ -67,7 +67,7 @@ background_start <- function(raw, server, tools, url, n_tools = length(tools)) {
   handle$running <- function() identical(the$background$handle, handle)
   class(handle) <- "mcp_background"
   the$background <- state
-  attached <- background_attach_(raw, quote(mcpserver:::background_service()))
+  attached <- background_attach_(raw, as.call(list(background_service)))
   if (inherits(attached, "mcpserver_rust_error")) {
     the$background <- NULL
     server$stop()
