@@ -1151,23 +1151,30 @@ impl Engine {
     }
 
     fn tools_list(&self, id: &RequestId, params: &Value, rev: Revision) -> String {
-        match params {
-            Value::Null => {}
-            Value::Object(map) => match map.get("cursor") {
-                None | Some(Value::Null) => {}
-                Some(_) => {
-                    return invalid_params(
-                        id,
-                        "unknown cursor: this server lists every tool on one page",
-                    )
-                }
-            },
-            _ => return invalid_params(id, "params must be an object"),
-        }
         let tools = self.registry.list_json(rev);
-        let mut body = String::with_capacity(tools.len() + 200);
-        body.push_str("{\"tools\":");
-        body.push_str(tools);
+        self.list_result(id, params, rev, ("tools", tools), "every tool")
+    }
+
+    /// The one page of a list result (`tools/list`, `resources/list`,
+    /// `resources/templates/list`, `prompts/list`): `{"<key>": <items>}`, on
+    /// 2026-07-28 with the caching hints and server `_meta` as well. The
+    /// items are pre-serialised, so the body is assembled as text. A
+    /// cursor is refused: everything is on the first page, and `what`
+    /// names what the refusal says is listed there.
+    fn list_result(
+        &self,
+        id: &RequestId,
+        params: &Value,
+        rev: Revision,
+        (key, items): (&str, &str),
+        what: &str,
+    ) -> String {
+        if let Err(reason) = single_page(params, what) {
+            return invalid_params(id, &reason);
+        }
+        let mut body = String::with_capacity(items.len() + 200);
+        body.push_str(&format!("{{\"{key}\":"));
+        body.push_str(items);
         if rev.is_modern() {
             body.push_str(&format!(
                 ",\"ttlMs\":{},\"cacheScope\":\"public\",\"resultType\":\"complete\",\"_meta\":{}",
@@ -1481,6 +1488,21 @@ fn check_initialize_params(params: &Value) -> Result<(), String> {
 fn invalid_request(id: Option<&RequestId>, reason: &str) -> String {
     let data = json!({ "reason": reason });
     jsonrpc::error(id, jsonrpc::INVALID_REQUEST, "Invalid Request", Some(&data))
+}
+
+/// Lists have one page: no params, or params with no (or a null) cursor.
+/// Otherwise the refusal, which says that `what` is all on one page.
+fn single_page(params: &Value, what: &str) -> Result<(), String> {
+    match params {
+        Value::Null => Ok(()),
+        Value::Object(map) => match map.get("cursor") {
+            None | Some(Value::Null) => Ok(()),
+            Some(_) => Err(format!(
+                "unknown cursor: this server lists {what} on one page"
+            )),
+        },
+        _ => Err("params must be an object".into()),
+    }
 }
 
 fn invalid_params(id: &RequestId, reason: &str) -> String {
