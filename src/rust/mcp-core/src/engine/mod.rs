@@ -164,6 +164,29 @@ pub struct Job {
     pub context: CallContext,
 }
 
+/// What a job for the R thread starts from: a `tools/call`, or the hidden
+/// handler of a resource read, prompt or completion. See
+/// [`Engine::launch_job`].
+pub(super) struct NewJob {
+    pub(super) job: JobId,
+    pub(super) request_id: RequestId,
+    /// The tool, or hidden handler, the job runs.
+    pub(super) handler: usize,
+    pub(super) rev: Revision,
+    /// The arguments object as sent (`None`: no arguments).
+    pub(super) arguments: Option<Arc<str>>,
+    /// The request's `params._meta`.
+    pub(super) meta: Option<Map<String, Value>>,
+    pub(super) client_info: Option<Value>,
+    pub(super) progress_token: Option<String>,
+    pub(super) capabilities: Value,
+    pub(super) answers: Map<String, Value>,
+    pub(super) input: InputMode,
+    pub(super) purpose: Purpose,
+    /// The task the call runs as, if it does.
+    pub(super) task: Option<String>,
+}
+
 /// How a job ended.
 #[derive(Debug)]
 pub enum Outcome {
@@ -1265,16 +1288,7 @@ impl Engine {
             .as_deref()
             .filter(|_| has_token)
             .and_then(progress_token);
-        let log_level = meta
-            .as_ref()
-            .and_then(|m| m.get(META_LOG_LEVEL))
-            .and_then(Value::as_str)
-            .and_then(LogLevel::parse);
         let job = self.job_ids.fetch_add(1, Ordering::Relaxed);
-        let mut state = JobState::new(id.clone(), index, rev);
-        state.progress_token = progress_token.clone();
-        state.log_level = log_level;
-        state.answers = answers.clone();
         let task = match as_task {
             Some((dialect, ttl)) => match self.start_task(job, dialect, ttl, &id, out) {
                 Some(task) => Some(task),
@@ -1284,33 +1298,67 @@ impl Engine {
             None => None,
         };
         let input = self.input_mode(rev, &caps, task.is_some());
-        if matches!(input, InputMode::Retry) {
-            state.arguments = arguments.clone();
+        let new = NewJob {
+            job,
+            request_id: id,
+            handler: index,
+            rev,
+            arguments,
+            meta,
+            client_info,
+            progress_token,
+            capabilities: caps,
+            answers,
+            input,
+            purpose: Purpose::Tool,
+            task,
+        };
+        self.launch_job(new, out);
+    }
+
+    /// Records a new job's state and hands the job to the R thread. A job
+    /// that runs as a task is answered already, so it neither counts
+    /// against the bound on direct calls nor is found by its request id.
+    pub(super) fn launch_job(&mut self, new: NewJob, out: &mut Vec<Output>) {
+        let log_level = new
+            .meta
+            .as_ref()
+            .and_then(|m| m.get(META_LOG_LEVEL))
+            .and_then(Value::as_str)
+            .and_then(LogLevel::parse);
+        let mut state = JobState::new(new.request_id.clone(), new.handler, new.rev);
+        state.progress_token = new.progress_token.clone();
+        state.log_level = log_level;
+        state.answers = new.answers.clone();
+        state.purpose = new.purpose;
+        // Only a retry binds its request state to the arguments as sent.
+        if matches!(new.input, InputMode::Retry) {
+            state.arguments = new.arguments.clone();
         }
-        state.input = input.clone();
-        state.capabilities = caps.clone();
-        state.task = task.clone();
-        self.jobs.insert(job, state);
-        if task.is_none() {
+        state.input = new.input.clone();
+        state.capabilities = new.capabilities.clone();
+        state.task = new.task.clone();
+        self.jobs.insert(new.job, state);
+        if new.task.is_none() {
             self.direct_calls += 1;
-            self.by_request.insert(id.clone(), job);
+            self.by_request.insert(new.request_id.clone(), new.job);
         }
         out.push(Output::Run(Box::new(Job {
-            id: job,
-            tool: index,
+            id: new.job,
+            tool: new.handler,
             arguments: Map::new(),
-            sent_arguments: arguments,
+            sent_arguments: new.arguments,
             context: CallContext {
-                request_id: id,
-                revision: rev,
-                progress_token,
-                meta,
-                client_info,
+                request_id: new.request_id,
+                revision: new.rev,
+                progress_token: new.progress_token,
+                meta: new.meta,
+                client_info: new.client_info,
                 log_level,
-                input,
-                capabilities: caps,
-                answers,
-                task,
+                input: new.input,
+                capabilities: new.capabilities,
+                answers: new.answers,
+                task: new.task,
             },
         })));
     }
