@@ -162,6 +162,9 @@ pub struct Job {
     /// until [`Job::read_arguments`] reads it.
     pub sent_arguments: Option<Arc<str>>,
     pub context: CallContext,
+    /// What reading small arguments early found, until
+    /// [`Job::read_arguments`] hands it over.
+    read_early: Option<Result<(), ToolResult>>,
 }
 
 /// What a job for the R thread starts from: a `tools/call`, or the hidden
@@ -1343,11 +1346,12 @@ impl Engine {
             self.direct_calls += 1;
             self.by_request.insert(new.request_id.clone(), new.job);
         }
-        out.push(Output::Run(Box::new(Job {
+        let mut job = Box::new(Job {
             id: new.job,
             tool: new.handler,
             arguments: Map::new(),
             sent_arguments: new.arguments,
+            read_early: None,
             context: CallContext {
                 request_id: new.request_id,
                 revision: new.rev,
@@ -1360,7 +1364,9 @@ impl Engine {
                 answers: new.answers,
                 task: new.task,
             },
-        })));
+        });
+        job.read_small_arguments(&self.registry);
+        out.push(Output::Run(job));
     }
 
     /// 2026-07-28 `subscriptions/listen`: the tool list never changes, so the
