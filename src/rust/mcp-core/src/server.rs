@@ -722,8 +722,9 @@ impl Server {
                         .sent_arguments
                         .as_ref()
                         .is_some_and(|a| a.len() >= memory::LARGE_MESSAGE);
-                    // Read and checked here, on the tool's thread: neither
-                    // the reader nor the engine's lock waits for a large one.
+                    // Large arguments are read and checked here, on the
+                    // tool's thread: neither the reader nor the engine's
+                    // lock waits for them (small ones were read already).
                     if let Err(refusal) = job.read_arguments(&self.registry) {
                         self.complete(job.id, Outcome::Done(refusal));
                         if large {

@@ -1,7 +1,9 @@
-//! A tool call's arguments: kept as the text the client sent until the
-//! thread that runs the tool reads and checks them, so that neither the
-//! reader thread nor the engine's lock waits for a large one, and no tree
-//! is built (or copied) for arguments that will be refused.
+//! A tool call's arguments: kept as the text the client sent until they are
+//! read and checked, once. Small ones are read as the job is made, so that
+//! R's thread does not spend its time on them; large ones by the thread
+//! that runs the tool, so that neither the reader thread nor the engine's
+//! lock waits for them. No tree is built (or copied) for the params around
+//! them.
 
 use super::{Engine, Job};
 use crate::registry::Registry;

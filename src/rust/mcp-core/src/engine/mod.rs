@@ -1241,9 +1241,10 @@ impl Engine {
             let text = invalid_params(&id, "`name` must be a string");
             return self.respond(&id, text, out);
         };
-        // An arguments object stays text until the tool's thread reads and
-        // checks it (`Job::read_arguments`): neither the reader nor this lock
-        // waits for a large one.
+        // An arguments object stays text until the job is made (a small
+        // one) or the tool's thread reads and checks it (a large one, see
+        // `Job::read_arguments`): neither the reader nor this lock waits
+        // for a large one.
         let arguments = match params.get("arguments") {
             None | Some(Value::Null) => raw.arguments,
             Some(_) => {
