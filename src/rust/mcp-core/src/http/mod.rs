@@ -582,8 +582,11 @@ impl Hub {
             Err(_) => return empty(StatusCode::BAD_REQUEST),
         };
         let line = jsonrpc::parse_line(&bytes);
-        if is_modern(&headers, body_routing(&line, &bytes)) {
-            return self.post_modern(&headers, line, accepts).await;
+        let routing = body_routing(&line, &bytes);
+        if is_modern(&headers, &routing) {
+            return self
+                .post_modern(&headers, line, routing.params, accepts)
+                .await;
         }
         self.post_legacy(&headers, line, accepts).await
     }
@@ -621,11 +624,13 @@ impl Hub {
         self: &Arc<Self>,
         headers: &HeaderMap,
         line: Line,
+        parsed_params: Option<Value>,
         accepts: Accepts,
     ) -> Response<Body> {
         let (id, method, params) = match &line {
             Line::Single(Message::Request { id, method, params }) => {
-                (id.clone(), method.clone(), params_value(params.as_deref()))
+                let params = parsed_params.unwrap_or_else(|| params_value(params.as_deref()));
+                (id.clone(), method.clone(), params)
             }
             Line::Single(Message::Notification { .. }) => return empty(StatusCode::ACCEPTED),
             Line::ParseError(_) | Line::Blank | Line::NotUtf8 { .. } => {
@@ -1097,32 +1102,40 @@ fn prm_url(resource: &str, path: &str) -> String {
 /// What choosing between the eras needs from a POST's body.
 #[derive(Default)]
 struct BodyRouting {
-    /// `params._meta` names a protocol version.
-    enveloped: bool,
+    /// The params of a request whose `params._meta` names a protocol
+    /// version (2026-07-28's envelope), read whole: the modern path needs
+    /// them, and so does not read them again.
+    params: Option<Value>,
     /// The method is `initialize`.
     initialize: bool,
 }
 
 /// Reads [`BodyRouting`] off the message `jsonrpc::parse_line` made of the
-/// body, so that a request is not parsed a second time; only its params'
-/// `_meta` is looked into. A body that is valid JSON but not a request or
-/// notification is read again as plain JSON, on its way to an error, so
-/// that it is routed by the same rule.
+/// body, so that a request is not parsed a second time: its params' `_meta`
+/// is looked into, and only enveloped params are read whole. A body that is
+/// valid JSON but not a request or notification is read again as plain
+/// JSON, on its way to an error, so that it is routed by the same rule.
+/// (One difference from reading the whole body as a value: a number beyond
+/// `f64` in a top-level member the envelope ignores no longer hides the
+/// envelope.)
 fn body_routing(line: &Line, body: &[u8]) -> BodyRouting {
     match line {
         Line::Single(
             Message::Request { method, params, .. } | Message::Notification { method, params },
         ) => BodyRouting {
-            enveloped: params.as_deref().is_some_and(names_version),
+            params: params
+                .as_deref()
+                .filter(|p| names_version(p))
+                .and_then(|p| serde_json::from_str(p.get()).ok()),
             initialize: method == "initialize",
         },
         Line::Single(Message::Response { .. } | Message::Invalid { .. }) => {
             match serde_json::from_slice::<Value>(body) {
                 Ok(value) => BodyRouting {
-                    enveloped: value
+                    params: value
                         .get("params")
-                        .and_then(|p| p.get("_meta"))
-                        .is_some_and(meta_names_version),
+                        .filter(|p| p.get("_meta").is_some_and(meta_names_version))
+                        .cloned(),
                     initialize: value.get("method").and_then(Value::as_str) == Some("initialize"),
                 },
                 Err(_) => BodyRouting::default(),
@@ -1169,8 +1182,8 @@ fn params_value(params: Option<&RawValue>) -> Value {
 /// Whether a POST is a 2026-07-28 request: its body names a version in
 /// `params._meta`, or its `MCP-Protocol-Version` header is not a
 /// handshake-era revision.
-fn is_modern(headers: &HeaderMap, body: BodyRouting) -> bool {
-    if body.enveloped {
+fn is_modern(headers: &HeaderMap, body: &BodyRouting) -> bool {
+    if body.params.is_some() {
         return true;
     }
     if body.initialize {
@@ -1247,6 +1260,7 @@ mod tests {
             r#"{"jsonrpc":"1.0","id":1,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
             r#"{"jsonrpc":"2.0","id":1,"result":{},"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
             r#"[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":1e400,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
             r#"{not json"#,
             "",
             "   ",
@@ -1255,7 +1269,7 @@ mod tests {
             let line = jsonrpc::parse_line(body.as_bytes());
             let routing = body_routing(&line, body.as_bytes());
             assert_eq!(
-                (routing.enveloped, routing.initialize),
+                (routing.params.is_some(), routing.initialize),
                 routing_of_whole_body(body.as_bytes()),
                 "{body}"
             );
