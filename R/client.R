@@ -52,7 +52,8 @@
 #'   server's requests for the model's completion (see [mcp_sample()]), or
 #'   `NULL` to declare no sampling support. It gets the request's
 #'   `messages` (a list of `list(role, content)`) and all its `params`
-#'   (`maxTokens`, `systemPrompt`, ...), and returns the answer's text (sent
+#'   (`maxTokens`, `systemPrompt`, ...; a function of one argument gets
+#'   the messages only), and returns the answer's text (sent
 #'   as an assistant text message from the model `"mcpserver-r-client"`)
 #'   or a whole result, `list(role = "assistant", content = list(type =
 #'   "text", text = ...), model = ..., stopReason = ...)`.
@@ -204,9 +205,17 @@ can_answer <- function(client, method) {
 input_result <- function(client, method, params) {
   switch(method,
     `elicitation/create` = client$elicit(params$message, params$requestedSchema),
-    `sampling/createMessage` = sample_result(client$sample(params$messages, params)),
+    `sampling/createMessage` = sample_result(call_sample(client$sample, params)),
     `roots/list` = roots_result(if (is.function(client$roots)) client$roots() else client$roots)
   )
+}
+
+# `sample(messages, params)`, or `sample(messages)` for a function of one
+# argument.
+call_sample <- function(sample, params) {
+  takes <- names(formals(args(sample) %||% sample))
+  if (length(takes) < 2 && !"..." %in% takes) return(sample(params$messages))
+  sample(params$messages, params)
 }
 
 sample_result <- function(answer) {
@@ -223,9 +232,14 @@ roots_result <- function(roots) {
   if (!is.character(roots) || anyNA(roots) || any(!nzchar(roots))) {
     abort("`roots` must be a character vector of file:// URIs or paths, or a function returning one.")
   }
-  uris <- ifelse(grepl("^file://", roots), roots, paste0("file://", normalizePath(roots, winslash = "/", mustWork = FALSE)))
-  # A Windows path gets its third slash.
-  uris <- sub("^file://([A-Za-z]:)", "file:///\\1", uris)
+  uris <- vapply(roots, function(root) {
+    if (grepl("^file://", root)) return(root)
+    path <- normalizePath(root, winslash = "/", mustWork = FALSE)
+    # A Windows path (C:/...) gets the third slash; spaces and the like are
+    # percent-encoded, as a URI needs.
+    if (!startsWith(path, "/")) path <- paste0("/", path)
+    paste0("file://", utils::URLencode(enc2utf8(path)))
+  }, "", USE.NAMES = FALSE)
   root_names <- names(roots) %||% rep("", length(roots))
   list(roots = lapply(seq_along(uris), function(i) {
     if (nzchar(root_names[[i]])) list(uri = uris[[i]], name = root_names[[i]]) else list(uri = uris[[i]])

@@ -177,7 +177,8 @@ test_that("a sampling answer may be a whole result, and roots a function or path
   whole <- function(messages, params) {
     list(role = "assistant", content = list(type = "text", text = "Lyon"), model = "tiny", stopReason = "maxTokens")
   }
-  dir <- withr::local_tempdir()
+  dir <- file.path(withr::local_tempdir(), "my project")
+  dir.create(dir)
   calls <- 0
   roots <- function() {
     calls <<- calls + 1
@@ -186,10 +187,15 @@ test_that("a sampling answer may be a whole result, and roots a function or path
   for (version in c("2025-11-25", "2026-07-28")) {
     client <- mcp_client(fixture("asking.R"), protocol_version = version, sample = whole, roots = roots)
     expect_equal(mcp_call(client, "capital")$text, "LLM response: Lyon (tiny, maxTokens)")
-    expect_equal(mcp_call(client, "roots")$text, paste0("1 roots: file://", normalizePath(dir), " Here"))
+    # A path becomes a file:// URI, percent-encoded.
+    expect_equal(mcp_call(client, "roots")$text, paste0("1 roots: file://", sub(" ", "%20", normalizePath(dir)), " Here"))
     mcp_close(client)
   }
   expect_equal(calls, 2)
+  # A function of the messages alone.
+  client <- mcp_client(fixture("asking.R"), sample = function(messages) toupper(messages[[1]]$content$text))
+  expect_match(mcp_call(client, "capital")$text, "WHAT IS THE CAPITAL OF FRANCE?", fixed = TRUE)
+  mcp_close(client)
 })
 
 test_that("an error in an answering function is raised, and the server goes on", {
