@@ -11,7 +11,7 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::sync::Once;
 
 /// Descriptors a process can have hidden at once: four per running server
@@ -66,6 +66,41 @@ pub fn unhide(fd: RawFd) {
             return;
         }
     }
+}
+
+/// This process's id once asked for, 0 before that and in a forked child
+/// until it asks (the fork handler below resets it). The fork check runs
+/// several times per tool call on R's thread; a `getpid` system call each
+/// time was a measurable share of a call's cost.
+static PID: AtomicU32 = AtomicU32::new(0);
+static REGISTER_PID: Once = Once::new();
+
+extern "C" fn forget_pid_in_child() {
+    // An atomic store: async-signal-safe, as a fork handler must be.
+    PID.store(0, Ordering::Relaxed);
+}
+
+/// The id of the calling process, as `std::process::id()`, without a
+/// system call after the first: a child forked with `fork()` (R's
+/// `parallel`, `system()` before exec) asks afresh. A child made by a raw
+/// `clone` that skips fork handlers would see its parent's id, but nothing
+/// in R does that, and `vfork` children may only exec or exit.
+pub fn process_id() -> u32 {
+    let cached = PID.load(Ordering::Relaxed);
+    if cached != 0 {
+        return cached;
+    }
+    // Registered before the first id is cached, so no fork can copy a
+    // cached id into a child without also resetting it there.
+    REGISTER_PID.call_once(|| {
+        // SAFETY: registers a handler with no prepare or parent part.
+        unsafe {
+            libc::pthread_atfork(None, None, Some(forget_pid_in_child));
+        }
+    });
+    let pid = std::process::id();
+    PID.store(pid, Ordering::Relaxed);
+    pid
 }
 
 /// A protocol file, hidden from forked children while it is open.
@@ -133,6 +168,31 @@ mod tests {
             libc::waitpid(pid, &mut status, 0);
             libc::WEXITSTATUS(status) == 0
         }
+    }
+
+    #[test]
+    fn a_forked_child_sees_its_own_process_id() {
+        let parent = process_id();
+        assert_eq!(parent, std::process::id());
+        // SAFETY: the child calls process_id (an atomic load, getpid and an
+        // atomic store: no lock is taken, the handler is registered already)
+        // and _exit.
+        unsafe {
+            let pid = libc::fork();
+            assert!(pid >= 0);
+            if pid == 0 {
+                let own = process_id() == libc::getpid() as u32;
+                libc::_exit(if own { 0 } else { 1 });
+            }
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            assert_eq!(
+                libc::WEXITSTATUS(status),
+                0,
+                "the child's id, not the parent's"
+            );
+        }
+        assert_eq!(process_id(), parent, "the parent keeps its id");
     }
 
     #[test]

@@ -582,7 +582,7 @@ impl Core {
             guard: None,
             stopped: false,
             worker_tools: HashSet::new(),
-            pid: std::process::id(),
+            pid: crate::forks::process_id(),
             http: None,
         }
     }
@@ -686,7 +686,7 @@ impl Server {
 
     /// Whether this is a forked child's copy of the server (see `pid`).
     fn in_forked_child(&self) -> bool {
-        std::process::id() != self.pid
+        crate::forks::process_id() != self.pid
     }
 
     pub fn registry(&self) -> &Arc<Registry> {
