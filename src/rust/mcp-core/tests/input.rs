@@ -195,7 +195,7 @@ fn requests_without_their_capability_name_every_missing_one() {
         .send(modern_call(1, json!({"sampling":{}}), json!({})))
         .is_empty());
     let job = h.jobs.pop().unwrap();
-    assert_eq!(job.context.capabilities, json!({"sampling":{}}));
+    assert_eq!(*job.context.capabilities, json!({"sampling":{}}));
     let r = h.complete(
         job.id,
         Outcome::InputsRequired(vec![

@@ -499,27 +499,27 @@ impl McpServer {
             .as_deref()
             .and_then(|t| serde_json::from_str(t).ok());
         let meta = context.meta.map(serde_json::Value::Object);
-        let raw = |what: &str, v: Option<serde_json::Value>| -> Result<Robj, String> {
+        let raw = |what: &str, v: Option<&serde_json::Value>| -> Result<Robj, String> {
             match v {
                 // SAFETY: R's main thread; protected by Robj at once.
-                Some(v) => Ok(unsafe { Robj::from_sexp(from_json::build_raw(&v, what)?) }),
+                Some(v) => Ok(unsafe { Robj::from_sexp(from_json::build_raw(v, what)?) }),
                 None => Ok(().into()),
             }
         };
         let described = (|| -> Result<Robj, String> {
             Ok(List::from_pairs(vec![
-                ("request_id", raw("the request id", request_id)?),
+                ("request_id", raw("the request id", request_id.as_ref())?),
                 ("tool", Robj::from(tool.as_str())),
                 ("protocol_version", Robj::from(context.revision.as_str())),
-                ("client", raw("clientInfo", context.client_info)?),
+                ("client", raw("clientInfo", context.client_info.as_deref())?),
                 (
                     "capabilities",
-                    raw("the client's capabilities", Some(context.capabilities))?,
+                    raw("the client's capabilities", Some(&context.capabilities))?,
                 ),
-                ("meta", raw("_meta", meta)?),
+                ("meta", raw("_meta", meta.as_ref())?),
                 (
                     "progress_token",
-                    raw("_meta.progressToken", progress_token)?,
+                    raw("_meta.progressToken", progress_token.as_ref())?,
                 ),
                 (
                     "log_level",

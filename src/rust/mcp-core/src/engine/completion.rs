@@ -7,6 +7,7 @@ use super::{Engine, Output};
 use crate::jsonrpc::{self, RequestId};
 use crate::revision::Revision;
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 
 impl Engine {
     pub(super) fn complete(
@@ -14,7 +15,7 @@ impl Engine {
         id: RequestId,
         params: &Value,
         rev: Revision,
-        client_info: Option<Value>,
+        client_info: Option<Arc<Value>>,
         out: &mut Vec<Output>,
     ) {
         match self.completer_for(params) {

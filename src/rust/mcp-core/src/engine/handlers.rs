@@ -61,7 +61,7 @@ impl Engine {
         id: RequestId,
         params: &Value,
         rev: Revision,
-        client_info: Option<Value>,
+        client_info: Option<Arc<Value>>,
         call: HandlerCall,
         out: &mut Vec<Output>,
     ) {
@@ -355,7 +355,7 @@ impl Engine {
         method: &str,
         params: &Value,
         rev: Revision,
-        client_info: Option<Value>,
+        client_info: Option<Arc<Value>>,
         out: &mut Vec<Output>,
     ) {
         let text = match method {

@@ -27,6 +27,7 @@ use crate::revision::Revision;
 use crate::tasks::Dialect;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 
 /// How a handler's request for input is served.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,15 +94,17 @@ impl Engine {
         &self,
         meta: Option<&Map<String, Value>>,
         rev: Revision,
-    ) -> Value {
+    ) -> Arc<Value> {
         if rev.is_modern() {
-            meta.and_then(|m| m.get(META_CAPABILITIES))
-                .cloned()
-                .unwrap_or(Value::Null)
+            Arc::new(
+                meta.and_then(|m| m.get(META_CAPABILITIES))
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            )
         } else {
             self.session
                 .as_ref()
-                .map_or(Value::Null, |s| s.capabilities.clone())
+                .map_or_else(|| Arc::new(Value::Null), |s| s.capabilities.clone())
         }
     }
 

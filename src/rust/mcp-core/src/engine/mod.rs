@@ -135,16 +135,17 @@ pub struct CallContext {
     pub progress_token: Option<String>,
     /// The request's `params._meta`, if any.
     pub meta: Option<Map<String, Value>>,
-    /// `{name, version, ...}` as the client described itself.
-    pub client_info: Option<Value>,
+    /// `{name, version, ...}` as the client described itself (shared with
+    /// its session and the other calls: no copy per call to make or free).
+    pub client_info: Option<Arc<Value>>,
     /// The level a 2026-07-28 request asked to receive logs at.
     pub log_level: Option<LogLevel>,
     /// How the handler may ask the user for input (elicitation; see
     /// [`input::input_mode`] for sampling and roots).
     pub input: InputMode,
     /// The client's capabilities: from this request (2026-07-28) or from
-    /// `initialize`.
-    pub capabilities: Value,
+    /// `initialize` (shared as `client_info` is).
+    pub capabilities: Arc<Value>,
     /// Answers already given to this call's input requests, by key.
     pub answers: Map<String, Value>,
     /// The task running this call, if it runs as one.
@@ -180,9 +181,9 @@ pub(super) struct NewJob {
     pub(super) arguments: Option<Arc<str>>,
     /// The request's `params._meta`.
     pub(super) meta: Option<Map<String, Value>>,
-    pub(super) client_info: Option<Value>,
+    pub(super) client_info: Option<Arc<Value>>,
     pub(super) progress_token: Option<String>,
-    pub(super) capabilities: Value,
+    pub(super) capabilities: Arc<Value>,
     pub(super) answers: Map<String, Value>,
     pub(super) input: InputMode,
     pub(super) purpose: Purpose,
@@ -285,9 +286,9 @@ pub struct Progress {
 
 struct Session {
     revision: Revision,
-    client_info: Option<Value>,
+    client_info: Option<Arc<Value>>,
     /// The client's capabilities from `initialize`.
-    capabilities: Value,
+    capabilities: Arc<Value>,
     /// Set by `logging/setLevel`; no logs are sent before it.
     log_level: Option<LogLevel>,
 }
@@ -314,14 +315,19 @@ struct JobState {
     /// input request answers.
     input: InputMode,
     /// The client's capabilities, for the methods input requests need.
-    capabilities: Value,
+    capabilities: Arc<Value>,
     /// What the result is for: a tool call, or a resource read, prompt or
     /// completion run by its handler.
     purpose: Purpose,
 }
 
 impl JobState {
-    fn new(request_id: RequestId, tool: usize, revision: Revision) -> JobState {
+    fn new(
+        request_id: RequestId,
+        tool: usize,
+        revision: Revision,
+        capabilities: Arc<Value>,
+    ) -> JobState {
         JobState {
             request_id,
             tool,
@@ -335,7 +341,7 @@ impl JobState {
             arguments: None,
             answers: Map::new(),
             input: InputMode::Unavailable(String::new()),
-            capabilities: Value::Null,
+            capabilities,
             purpose: Purpose::Tool,
         }
     }
@@ -1049,7 +1055,9 @@ impl Engine {
                 return self.respond(&id, text, out);
             }
         }
-        let client_info = meta.and_then(|m| m.get(META_CLIENT_INFO)).cloned();
+        let client_info = meta
+            .and_then(|m| m.get(META_CLIENT_INFO))
+            .map(|info| Arc::new(info.clone()));
         match method {
             "server/discover" => {
                 let text = self.discover(&id);
@@ -1131,8 +1139,8 @@ impl Engine {
         self.resource_subscriptions.clear();
         self.session = Some(Session {
             revision,
-            client_info: params.get("clientInfo").cloned(),
-            capabilities: params["capabilities"].clone(),
+            client_info: params.get("clientInfo").map(|info| Arc::new(info.clone())),
+            capabilities: Arc::new(params["capabilities"].clone()),
             log_level,
         });
         let mut result = Map::new();
@@ -1234,7 +1242,7 @@ impl Engine {
         params: &Value,
         raw: Verbatim,
         rev: Revision,
-        client_info: Option<Value>,
+        client_info: Option<Arc<Value>>,
         out: &mut Vec<Output>,
     ) {
         let Some(name) = params.get("name").and_then(Value::as_str) else {
@@ -1330,7 +1338,12 @@ impl Engine {
             .and_then(|m| m.get(META_LOG_LEVEL))
             .and_then(Value::as_str)
             .and_then(LogLevel::parse);
-        let mut state = JobState::new(new.request_id.clone(), new.handler, new.rev);
+        let mut state = JobState::new(
+            new.request_id.clone(),
+            new.handler,
+            new.rev,
+            new.capabilities.clone(),
+        );
         state.progress_token = new.progress_token.clone();
         state.log_level = log_level;
         state.answers = new.answers.clone();
@@ -1340,7 +1353,6 @@ impl Engine {
             state.arguments = new.arguments.clone();
         }
         state.input = new.input.clone();
-        state.capabilities = new.capabilities.clone();
         state.task = new.task.clone();
         self.jobs.insert(new.job, state);
         if new.task.is_none() {

@@ -6,6 +6,7 @@ use super::{Engine, Output};
 use crate::jsonrpc::{self, RequestId};
 use crate::revision::Revision;
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 
 impl Engine {
     /// `prompts/get`: checks the name and arguments, then runs the prompt.
@@ -14,7 +15,7 @@ impl Engine {
         id: RequestId,
         params: &Value,
         rev: Revision,
-        client_info: Option<Value>,
+        client_info: Option<Arc<Value>>,
         out: &mut Vec<Output>,
     ) {
         let call = match self.prompt_call(params) {

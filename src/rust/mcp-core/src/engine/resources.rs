@@ -12,6 +12,7 @@ use crate::revision::Revision;
 use crate::uri_template::MatchError;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// 2024-11-05 .. 2025-11-25: "Resource not found" (the spec's SHOULD).
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
@@ -48,7 +49,7 @@ impl Engine {
         id: RequestId,
         params: &Value,
         rev: Revision,
-        client_info: Option<Value>,
+        client_info: Option<Arc<Value>>,
         out: &mut Vec<Output>,
     ) {
         let Some(uri) = params.get("uri").and_then(Value::as_str) else {
