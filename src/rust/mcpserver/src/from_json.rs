@@ -181,6 +181,33 @@ pub unsafe fn arguments(args: &Map<String, Value>, shapes: &[(String, Shape)]) -
     list
 }
 
+/// `list(id =, tool =, arguments =)`, the tool call `poll()` hands R,
+/// built with R's API alone: every extendr value made on the way would
+/// cost an insert into, and a removal from, extendr's table of protected
+/// objects, on R's thread, for each call.
+///
+/// # Safety
+/// R's main thread only; `check_arguments` must have found no problem.
+/// The result is unprotected.
+pub unsafe fn tool_call(
+    id: f64,
+    tool: i32,
+    args: &Map<String, Value>,
+    shapes: &[(String, Shape)],
+) -> SEXP {
+    let call = Rf_protect(Rf_allocVector(SEXPTYPE::VECSXP, 3));
+    SET_VECTOR_ELT(call, 0, real(id));
+    SET_VECTOR_ELT(call, 1, integer(tool));
+    SET_VECTOR_ELT(call, 2, arguments(args, shapes));
+    let names = Rf_protect(Rf_allocVector(SEXPTYPE::STRSXP, 3));
+    for (i, name) in ["id", "tool", "arguments"].iter().enumerate() {
+        SET_STRING_ELT(names, i as isize, mk_char(name));
+    }
+    Rf_setAttrib(call, R_NamesSymbol, names);
+    Rf_unprotect(2);
+    call
+}
+
 /// Builds one R value.
 ///
 /// # Safety

@@ -373,15 +373,16 @@ impl McpServer {
                 server.complete(job.id, Outcome::Done(ToolResult::error(message)));
                 continue;
             }
-            // SAFETY: R's main thread; the list is protected by Robj at once.
-            let arguments =
-                unsafe { Robj::from_sexp(from_json::arguments(&job.arguments, &tool.shapes)) };
-            let listed = List::from_pairs(vec![
-                ("id", Robj::from(job.id as f64)),
-                ("tool", Robj::from(job.tool as i32 + 1)),
-                ("arguments", arguments),
-            ])
-            .into();
+            // SAFETY: R's main thread, arguments checked; the list is
+            // protected by Robj at once.
+            let listed = unsafe {
+                Robj::from_sexp(from_json::tool_call(
+                    job.id as f64,
+                    job.tool as i32 + 1,
+                    &job.arguments,
+                    &tool.shapes,
+                ))
+            };
             // R has its own copy now: free the JSON tree before the handler runs.
             job.arguments = Default::default();
             *self.current.borrow_mut() = Some(job);
