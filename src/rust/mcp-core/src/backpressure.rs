@@ -46,12 +46,29 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// Calls still queued when a reader stopped by `max_queued_calls` reads
+    /// again: a quarter of the bound below it. Resuming at one below would
+    /// wake the reader after every call R finishes, to read one line and
+    /// stop again (a wake-up paid on R's thread each time); this way it
+    /// reads a quarter of the queue's worth in one go, and R still has
+    /// three quarters of it to work through meanwhile.
+    fn calls_to_resume(&self) -> usize {
+        self.max_queued_calls
+            .saturating_sub((self.max_queued_calls / 4).max(1))
+    }
+}
+
 #[derive(Default)]
 struct Load {
     output_bytes: usize,
     calls: usize,
     /// A tool waits for the client's answer to an input request.
     awaiting_input: bool,
+    /// While the reader waits: the queued calls at or under which it reads
+    /// again (see [`Limits::calls_to_resume`]; one under the bound when
+    /// unread output, not calls, stopped it).
+    resume_calls: usize,
     /// Someone is waiting in [`Backpressure::wait_for_input_room`] or
     /// [`Backpressure::wait_for_output_room`], so easing must wake them.
     waiters: usize,
@@ -66,6 +83,11 @@ impl Load {
 
     fn input_full(&self, limits: &Limits) -> bool {
         self.output_full(limits) || (self.calls >= limits.max_queued_calls && !self.awaiting_input)
+    }
+
+    /// Whether a reader that `input_full` stopped may read again.
+    fn input_resumes(&self, limits: &Limits) -> bool {
+        !self.output_full(limits) && (self.calls <= self.resume_calls || self.awaiting_input)
     }
 }
 
@@ -93,15 +115,15 @@ impl Backpressure {
     fn update(&self, change: impl FnOnce(&mut Load)) {
         let mut load = self.lock();
         let before = (
-            load.input_full(&self.limits),
+            load.input_resumes(&self.limits),
             load.output_full(&self.limits),
         );
         change(&mut load);
         let after = (
-            load.input_full(&self.limits),
+            load.input_resumes(&self.limits),
             load.output_full(&self.limits),
         );
-        let eased = (before.0 && !after.0) || (before.1 && !after.1);
+        let eased = (!before.0 && after.0) || (before.1 && !after.1);
         if eased && load.waiters > 0 {
             self.eased.notify_all();
         }
@@ -132,12 +154,22 @@ impl Backpressure {
         });
     }
 
-    /// The reader's wait before it takes the next message: returns once
-    /// there is room for what it may bring, or the server is stopping.
+    /// The reader's wait before it takes the next message: returns at once
+    /// while there is room for what it may bring; once there is not, when
+    /// the queued calls are down to [`Limits::calls_to_resume`] and the
+    /// output under its bound, or the server is stopping.
     pub fn wait_for_input_room(&self) {
         let mut load = self.lock();
+        if !load.input_full(&self.limits) || load.closed {
+            return;
+        }
+        load.resume_calls = if load.calls >= self.limits.max_queued_calls {
+            self.limits.calls_to_resume()
+        } else {
+            self.limits.max_queued_calls.saturating_sub(1)
+        };
         load.waiters += 1;
-        while load.input_full(&self.limits) && !load.closed {
+        while !load.input_resumes(&self.limits) && !load.closed {
             load = self.eased.wait(load).unwrap_or_else(|p| p.into_inner());
         }
         load.waiters -= 1;
@@ -226,6 +258,45 @@ mod tests {
         assert!(waiting.recv_timeout(SHORT).is_err());
         bp.set_calls(1, false);
         waiting.recv_timeout(LONG).expect("a call ended");
+    }
+
+    #[test]
+    fn a_reader_stopped_by_queued_calls_resumes_a_quarter_below_the_bound() {
+        let limits = Limits {
+            max_queued_calls: 8,
+            ..small()
+        };
+        let bp = Arc::new(Backpressure::new(limits));
+        bp.set_calls(7, false);
+        reader(&bp)
+            .recv_timeout(LONG)
+            .expect("reads under the bound");
+        bp.set_calls(8, false);
+        let waiting = reader(&bp);
+        assert!(waiting.recv_timeout(SHORT).is_err(), "at the bound");
+        bp.set_calls(7, false);
+        assert!(waiting.recv_timeout(SHORT).is_err(), "one below: not yet");
+        bp.set_calls(6, false);
+        waiting
+            .recv_timeout(LONG)
+            .expect("a quarter below: reads again");
+    }
+
+    #[test]
+    fn a_reader_stopped_by_unread_output_resumes_once_it_drains() {
+        let limits = Limits {
+            max_queued_calls: 8,
+            ..small()
+        };
+        let bp = Arc::new(Backpressure::new(limits));
+        bp.set_calls(7, false);
+        bp.output_queued(100);
+        let waiting = reader(&bp);
+        assert!(waiting.recv_timeout(SHORT).is_err(), "output at its bound");
+        bp.output_written(100);
+        waiting
+            .recv_timeout(LONG)
+            .expect("calls were under their bound all along");
     }
 
     #[test]
