@@ -30,6 +30,12 @@ struct H {
     cancels: Vec<u64>,
     answers: Vec<(u64, Result<Value, String>)>,
     alarms: Vec<Duration>,
+    /// `Output::TaskStatus`: task id and its params.
+    statuses: Vec<(String, Value)>,
+    /// `Output::WatchTasks` and `UnwatchTasks`, as `(subscription, tasks)`
+    /// and `(subscription, [])`.
+    watches: Vec<(String, Vec<String>)>,
+    elsewhere: Vec<u64>,
 }
 
 impl H {
@@ -58,6 +64,9 @@ impl H {
             cancels: Vec::new(),
             answers: Vec::new(),
             alarms: Vec::new(),
+            statuses: Vec::new(),
+            watches: Vec::new(),
+            elsewhere: Vec::new(),
         }
     }
 
@@ -81,6 +90,15 @@ impl H {
                 Output::Answer(job, a) => self.answers.push((job, a)),
                 Output::ProgressDue(..) => {}
                 Output::TaskAlarm(delay) => self.alarms.push(delay),
+                Output::CancelElsewhere(job) => self.elsewhere.push(job),
+                Output::TaskStatus { task, params } => self.statuses.push((task, params)),
+                Output::WatchTasks {
+                    subscription,
+                    tasks,
+                } => self.watches.push((subscription.to_string(), tasks)),
+                Output::UnwatchTasks(subscription) => {
+                    self.watches.push((subscription.to_string(), Vec::new()))
+                }
             }
         }
         written
