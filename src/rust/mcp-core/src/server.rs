@@ -711,7 +711,8 @@ impl Server {
             shared: shared.clone(),
             config: config.clone(),
             registry: registry.clone(),
-            engines: crate::engine::Shared::new(&config),
+            engines: crate::engine::Shared::new(&config)
+                .with_task_id_prefix(&options.task_id_prefix),
         };
         let http = crate::http::Listener::start(options, front)?;
         Ok(Server {

@@ -218,17 +218,33 @@ pub struct Store {
     waiting: usize,
     /// The deadline an alarm has been asked for, if any.
     alarm: Option<Instant>,
+    /// Put before every task id: names the server process, so that a load
+    /// balancer can route a task's requests on it (see [`Store::with_id_prefix`]).
+    id_prefix: String,
 }
 
-/// An unguessable task id: 128 random bits.
-fn new_id() -> String {
-    random_bytes::<16>()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+/// An unguessable task id: `prefix`, then 128 random bits.
+fn new_id(prefix: &str) -> String {
+    let mut id = String::with_capacity(prefix.len() + 32);
+    id.push_str(prefix);
+    for b in random_bytes::<16>() {
+        id.push_str(&format!("{b:02x}"));
+    }
+    id
 }
 
 impl Store {
+    /// A store whose task ids start with `prefix` (for instance `r1-`): a
+    /// replica's name, which load balancers read in the `Mcp-Name` header
+    /// of `tasks/get`, `tasks/update` and `tasks/cancel` to send them to the
+    /// process that holds the task.
+    pub fn with_id_prefix(prefix: &str) -> Store {
+        Store {
+            id_prefix: prefix.to_string(),
+            ..Store::default()
+        }
+    }
+
     /// A new working task for `job`; `ttl` is what the client asked for.
     /// When the store is full the oldest ended task makes room; when every
     /// task is still working there is none. Expired tasks are not looked
@@ -254,7 +270,7 @@ impl Store {
         let created = SystemTime::now();
         let seq = self.next_seq;
         self.next_seq += 1;
-        let id = new_id();
+        let id = new_id(&self.id_prefix);
         let task = Task {
             id: id.clone(),
             job,
@@ -522,6 +538,18 @@ mod tests {
         assert_eq!(ext["ttlMs"], DEFAULT_TTL.as_millis() as u64);
         assert!(ext.get("result").is_none());
         assert_eq!(store.by_job_mut(2).unwrap().id, b);
+    }
+
+    #[test]
+    fn task_ids_may_name_their_replica() {
+        let mut store = Store::with_id_prefix("r2-");
+        let id = store
+            .create(1, Dialect::Extension, None, Instant::now())
+            .unwrap()
+            .id
+            .clone();
+        assert!(id.starts_with("r2-") && id.len() == 35, "{id}");
+        assert!(store.get(&id).is_some());
     }
 
     #[test]

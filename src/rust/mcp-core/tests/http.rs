@@ -1410,3 +1410,14 @@ fn a_task_takes_its_answers_over_several_requests_and_listeners_hear_of_it() {
     assert_eq!(refused.status, 400);
     assert_eq!(refused.json()["error"]["code"], -32021);
 }
+
+#[test]
+fn task_ids_start_with_the_replica_prefix_for_load_balancers() {
+    let h = start(Options {
+        task_id_prefix: "r7-".into(),
+        ..options()
+    });
+    let task = create_task(h.address, 1, "task_only");
+    assert!(task.starts_with("r7-") && task.len() == 35, "{task}");
+    poll_task(h.address, &task, "completed");
+}

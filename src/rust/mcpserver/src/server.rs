@@ -308,6 +308,9 @@ fn http_options_from(options: RValue) -> http::Options {
         max_sessions: count("max_sessions", defaults.max_sessions),
         max_streams: count("max_streams", defaults.max_streams),
         session_idle: number("session_timeout").map_or(defaults.session_idle, check::seconds),
+        task_id_prefix: field(options, "task_id_prefix")
+            .as_single_string()
+            .map_or_else(String::new, |s| s.into_owned()),
         ..defaults
     }
 }
@@ -656,9 +659,10 @@ impl McpServer {
         let (job, plans) = {
             let current = self.current.borrow();
             let Some(job) = current.as_ref() else {
-                return List::from_values(keys.iter().map(|_| {
-                    reply("unavailable", "no tool call is running".into())
-                }))
+                return List::from_values(
+                    keys.iter()
+                        .map(|_| reply("unavailable", "no tool call is running".into())),
+                )
                 .into();
             };
             let context = &job.context;
@@ -678,14 +682,15 @@ impl McpServer {
             (job.id, plans)
         };
         let Some(server) = &self.server else {
-            return List::from_values(keys.iter().map(|_| {
-                reply("unavailable", "no tool call is running".into())
-            }))
+            return List::from_values(
+                keys.iter()
+                    .map(|_| reply("unavailable", "no tool call is running".into())),
+            )
             .into();
         };
-        let unavailable = plans.iter().position(|(given, mode)| {
-            given.is_none() && matches!(mode, InputMode::Unavailable(_))
-        });
+        let unavailable = plans
+            .iter()
+            .position(|(given, mode)| given.is_none() && matches!(mode, InputMode::Unavailable(_)));
         if let Some(at) = unavailable {
             let InputMode::Unavailable(reason) = &plans[at].1 else {
                 unreachable!("found above")
@@ -733,7 +738,9 @@ impl McpServer {
             let answers = server.ask_all(job, asked);
             let outcome = loop {
                 match answers.recv_timeout(INTERRUPT_TICK) {
-                    Ok(answer) => break answer.map_err(|reason| reply("failed", client_text(&reason))),
+                    Ok(answer) => {
+                        break answer.map_err(|reason| reply("failed", client_text(&reason)))
+                    }
                     Err(mpsc::RecvTimeoutError::Disconnected) => {
                         break Err(reply("failed", "the server stopped".into()))
                     }

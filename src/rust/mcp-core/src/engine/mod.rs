@@ -384,6 +384,8 @@ pub struct Shared {
     /// The tasks of 2026-07-28 requests that each have an engine of their
     /// own (HTTP): bounded and expired as any store.
     request_tasks: Arc<Mutex<tasks::Store>>,
+    /// What every task id of these engines starts with.
+    task_id_prefix: Arc<str>,
 }
 
 impl Shared {
@@ -395,7 +397,16 @@ impl Shared {
                 config.request_state_store.as_deref(),
             ))),
             request_tasks: Arc::new(Mutex::new(tasks::Store::default())),
+            task_id_prefix: Arc::from(""),
         }
+    }
+
+    /// The same, with task ids that start with `prefix` (see
+    /// [`tasks::Store::with_id_prefix`]).
+    pub fn with_task_id_prefix(mut self, prefix: &str) -> Shared {
+        self.request_tasks = Arc::new(Mutex::new(tasks::Store::with_id_prefix(prefix)));
+        self.task_id_prefix = Arc::from(prefix);
+        self
     }
 }
 
@@ -427,7 +438,9 @@ impl Engine {
             next_batch: 1,
             server_meta,
             signer: shared.signer.clone(),
-            tasks: Arc::new(Mutex::new(tasks::Store::default())),
+            tasks: Arc::new(Mutex::new(tasks::Store::with_id_prefix(
+                &shared.task_id_prefix,
+            ))),
             asks: HashMap::new(),
             next_ask: 1,
             resource_subscriptions: HashSet::new(),

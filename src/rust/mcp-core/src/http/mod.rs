@@ -108,6 +108,9 @@ pub struct Options {
     pub stream_after: Duration,
     /// How often an open event stream gets a keep-alive comment.
     pub keepalive: Duration,
+    /// What every task id starts with: this replica's name, for a load
+    /// balancer to route a task's requests on (`Mcp-Name` carries the id).
+    pub task_id_prefix: String,
 }
 
 impl Default for Options {
@@ -129,6 +132,7 @@ impl Default for Options {
             session_idle: Duration::from_secs(30 * 60),
             stream_after: Duration::from_millis(500),
             keepalive: Duration::from_secs(15),
+            task_id_prefix: String::new(),
         }
     }
 }
