@@ -282,6 +282,21 @@ multi_input <- tool(
   name = "multi_input"
 )
 
+# Input first, by input_required rounds of the call itself, then a task:
+# the call is answered with the task's handle once the name is in, and the
+# task's result carries the name (tasks-mrtr-composition).
+tool_with_task <- tool(
+  function() {
+    got <- mcp_ask(user_name = ask_user("What is your name?", list(name = type_string())))
+    mcp_task()
+    Sys.sleep(0.2)
+    paste0("Hello, ", got$user_name$content$name %||% "stranger", "! (from the task)")
+  },
+  "Asks the user's name by input_required rounds, then goes on as a task (tasks-mrtr-composition).",
+  task = "deferred",
+  name = "test_tool_with_task"
+)
+
 conformance_tools <- list(
   simple_text, image_content, audio_content, embedded_resource,
   multiple_content_types, tool_with_logging, error_handling, tool_with_progress,
@@ -289,7 +304,7 @@ conformance_tools <- list(
   input_required_elicitation, input_required_request_state,
   input_required_multi_round, input_required_tampered_state, custom_header,
   greet, slow_compute, failing_job, protocol_error_job, confirm_delete,
-  multi_input
+  multi_input, tool_with_task
 )
 
 serve_conformance <- function(transport = Sys.getenv("MCP_CONFORMANCE_TRANSPORT", "http"),

@@ -113,3 +113,33 @@ test_that("a 2025-11-25 task sends both questions at once and resumes when both 
   expect_equal(finish(client), 0)
   expect_log_valid(client)
 })
+
+test_that("a deferred tool asks by input_required rounds, then mcp_task() makes the call a task", {
+  expect_null(mcp_task())
+  client <- start_server(fixture("input.R"))
+  client$rev <- "2026-07-28"
+  ask <- function(id, meta, extra = list()) {
+    request(client, id, "tools/call", c(list(name = "book", arguments = empty, `_meta` = meta), extra))$result
+  }
+  for (with_tasks in c(TRUE, FALSE)) {
+    meta <- tasks_meta()
+    if (!with_tasks) meta[["io.modelcontextprotocol/clientCapabilities"]]$extensions <- NULL
+    first <- ask(1, meta)
+    expect_equal(first$resultType, "input_required")
+    expect_null(first$taskId)
+    answer <- list(list(action = "accept", content = list(city = "Lisbon")))
+    names(answer) <- names(first$inputRequests)
+    second <- ask(2, meta, list(requestState = first$requestState, inputResponses = answer))
+    if (with_tasks) {
+      expect_equal(second$resultType, "task")
+      expect_null(second$requestState)
+      done <- task_status(client, 3, second$taskId, "completed")
+      expect_equal(done$result$content[[1]]$text, "Booked Lisbon in a task")
+    } else {
+      expect_equal(second$resultType, "complete")
+      expect_equal(second$content[[1]]$text, "Booked Lisbon directly")
+    }
+  }
+  expect_equal(finish(client), 0)
+  expect_log_valid(client)
+})

@@ -938,6 +938,20 @@ impl Server {
         self.ask_with(job, move |e, out| e.on_ask(job, key, request, out))
     }
 
+    /// A running job asks to go on as a task (see
+    /// [`Engine::on_continue_as_task`]): its call is answered with the
+    /// task's handle now. The task's id, or `None` when the call goes on as
+    /// a plain call.
+    pub fn continue_as_task(&self, job: JobId) -> Option<String> {
+        if self.in_forked_child() {
+            return None;
+        }
+        let mut task = None;
+        self.shared
+            .step_job(job, |e, out| task = e.on_continue_as_task(job, out));
+        task
+    }
+
     /// A running job asks several questions at once, each `(key, {method,
     /// params})`: one answer arrives on the returned channel once the client
     /// has answered them all, an object of the answers by key (or the

@@ -1019,3 +1019,122 @@ fn engines_for_one_request_each_share_the_tasks_of_the_server() {
         -32602
     );
 }
+
+#[test]
+fn a_deferred_tool_gathers_its_input_first_then_goes_on_as_a_task() {
+    let registry = Arc::new(Registry::new(vec![tool("later", TaskSupport::Deferred)]).unwrap());
+    let config = Config {
+        request_state_key: Some(b"test key".to_vec()),
+        ..Config::default()
+    };
+    let mut engine = Engine::new(Arc::new(config), registry);
+    let step = |engine: &mut Engine, message: Value| {
+        let mut out = Vec::new();
+        engine.on_line(message.to_string().as_bytes(), &mut out);
+        out
+    };
+    let split = |out: Vec<Output>| {
+        let mut written: Vec<Value> = Vec::new();
+        let mut jobs = Vec::new();
+        for o in out {
+            match o {
+                Output::Write(line) => written.push(serde_json::from_str(&line).unwrap()),
+                Output::Run(job) => jobs.push(*job),
+                _ => {}
+            }
+        }
+        (written, jobs)
+    };
+    let caps = json!({"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}});
+    let later = |id: u64, extra: Value| {
+        let mut params =
+            json!({"name":"later","arguments":{"n":1},"_meta":modern_meta(caps.clone())});
+        for (k, v) in extra.as_object().unwrap() {
+            params[k] = v.clone();
+        }
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":params})
+    };
+    // Round 1: a plain call, whose question is an input_required round.
+    let (written, mut jobs) = split(step(&mut engine, later(1, json!({}))));
+    assert!(written.is_empty(), "not a task yet: {written:?}");
+    let job = jobs.pop().unwrap();
+    assert!(job.context.task_later && job.context.task.is_none());
+    assert_eq!(job.context.input, InputMode::Retry);
+    let mut out = Vec::new();
+    let question = json!({"method":"elicitation/create","params":{"message":"Name?",
+        "requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}});
+    engine.on_completed(
+        job.id,
+        Outcome::InputRequired {
+            key: "user_name".into(),
+            request: question,
+        },
+        &mut out,
+    );
+    let (written, _) = split(out);
+    let round = &written[0]["result"];
+    assert_eq!(round["resultType"], "input_required");
+    assert!(round.get("taskId").is_none());
+    // Round 2: the answer comes back; the tool then goes on as a task.
+    let retry = later(
+        2,
+        json!({"requestState": round["requestState"],
+               "inputResponses": {"user_name": {"action":"accept","content":{"name":"Alice"}}}}),
+    );
+    let (written, mut jobs) = split(step(&mut engine, retry));
+    assert!(written.is_empty());
+    let job = jobs.pop().unwrap();
+    assert_eq!(job.context.answers["user_name"]["content"]["name"], "Alice");
+    let mut out = Vec::new();
+    let task_id = engine.on_continue_as_task(job.id, &mut out).unwrap();
+    let (written, _) = split(out);
+    assert_eq!(written.len(), 1);
+    assert_eq!(written[0]["id"], 2);
+    let created = &written[0]["result"];
+    assert_eq!(created["resultType"], "task");
+    assert_eq!(created["taskId"], task_id.as_str());
+    assert!(created.get("requestState").is_none() && created.get("inputRequests").is_none());
+    check_message(MODERN, &written[0], None);
+    let mut again = Vec::new();
+    assert_eq!(
+        engine.on_continue_as_task(job.id, &mut again),
+        Some(task_id.clone())
+    );
+    assert!(again.is_empty(), "answered once");
+    // Its end is the task's, not a second answer to the call.
+    let mut out = Vec::new();
+    engine.on_completed(job.id, done_text("Hello, Alice!"), &mut out);
+    assert!(split(out).0.is_empty());
+    let get = json!({"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":task_id,"_meta":modern_meta(caps.clone())}});
+    let (written, _) = split(step(&mut engine, get));
+    assert_eq!(written[0]["result"]["status"], "completed");
+    assert_eq!(
+        written[0]["result"]["result"]["content"][0]["text"],
+        "Hello, Alice!"
+    );
+    // Without the extension the call stays a plain call.
+    let mut plain = later(4, json!({}));
+    plain["params"]["_meta"] = modern_meta(json!({"elicitation":{}}));
+    let (_, mut jobs) = split(step(&mut engine, plain));
+    let job = jobs.pop().unwrap();
+    assert!(!job.context.task_later);
+    let mut out = Vec::new();
+    assert_eq!(engine.on_continue_as_task(job.id, &mut out), None);
+    assert!(out.is_empty());
+    let mut out = Vec::new();
+    engine.on_completed(job.id, done_text("plain"), &mut out);
+    let (written, _) = split(out);
+    assert_eq!(written[0]["result"]["content"][0]["text"], "plain");
+    // A 2025-11-25 client sees an optional task tool.
+    let init = json!({"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-11-25",
+        "capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+    step(&mut engine, init);
+    let (written, _) = split(step(
+        &mut engine,
+        json!({"jsonrpc":"2.0","id":6,"method":"tools/list"}),
+    ));
+    assert_eq!(
+        written[0]["result"]["tools"][0]["execution"]["taskSupport"],
+        "optional"
+    );
+}

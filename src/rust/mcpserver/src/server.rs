@@ -628,6 +628,39 @@ impl McpServer {
         }
     }
 
+    /// The running call goes on as a task (`mcp_task()`): its request is
+    /// answered with the task's handle now, and what the tool returns
+    /// becomes the task's result. The task's id; `NULL` when the call goes
+    /// on as a plain call (the tool is not `task = "deferred"`, the client
+    /// did not declare the tasks extension on a 2026-07-28 call, or no task
+    /// has room).
+    /// @noRd
+    fn continue_as_task(&self) -> Robj {
+        let (job, task, later) = {
+            let current = self.current.borrow();
+            let Some(job) = current.as_ref() else {
+                return ().into();
+            };
+            (job.id, job.context.task.clone(), job.context.task_later)
+        };
+        if let Some(task) = task {
+            return task.into();
+        }
+        let Some(server) = self.server.as_ref().filter(|_| later) else {
+            return ().into();
+        };
+        let Some(task) = server.continue_as_task(job) else {
+            return ().into();
+        };
+        if let Some(job) = self.current.borrow_mut().as_mut() {
+            // Its questions now wait in the task (see `ask_inputs()`).
+            job.context.task = Some(task.clone());
+            job.context.task_later = false;
+            job.context.input = InputMode::Ask;
+        }
+        task.into()
+    }
+
     /// Sends one round of input requests (`mcp_ask()`): `specs[[i]]` (as
     /// for `ask_input()`) under `keys[i]`. Returns one `list(status, value)`
     /// per request, as `ask_input()` does. The requests the client is asked

@@ -129,6 +129,7 @@ impl Engine {
                 capabilities: caps,
                 answers,
                 task: None,
+                task_later: false,
             },
         })));
     }

@@ -149,6 +149,9 @@ pub struct CallContext {
     pub answers: Map<String, Value>,
     /// The task running this call, if it runs as one.
     pub task: Option<String>,
+    /// Whether the call may still become a task of the 2026-07-28
+    /// extension when the tool asks (see [`Engine::on_continue_as_task`]).
+    pub task_later: bool,
 }
 
 /// A `tools/call` for the R thread.
@@ -311,6 +314,9 @@ struct JobState {
     purpose: Purpose,
     /// The answers it waits for from requests sent to the client.
     gathering: Option<input::Gathering>,
+    /// It may still become a task (a deferred tool's 2026-07-28 call from
+    /// a client that declared the tasks extension).
+    task_later: bool,
 }
 
 impl JobState {
@@ -331,6 +337,7 @@ impl JobState {
             capabilities: Value::Null,
             purpose: Purpose::Tool,
             gathering: None,
+            task_later: false,
         }
     }
 }
@@ -1326,6 +1333,8 @@ impl Engine {
         if matches!(input, InputMode::Retry) {
             state.arguments = arguments.clone();
         }
+        let task_later = task.is_none() && self.may_become_task(index, rev, &caps);
+        state.task_later = task_later;
         state.input = input.clone();
         state.capabilities = caps.clone();
         state.task = task.clone();
@@ -1350,6 +1359,7 @@ impl Engine {
                 capabilities: caps,
                 answers,
                 task,
+                task_later,
             },
         })));
     }

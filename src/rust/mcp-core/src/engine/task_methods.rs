@@ -4,7 +4,7 @@
 //! tasks whose time to live has passed: a task that expires meanwhile is
 //! simply unknown, and whoever was waiting on it is told it expired.
 
-use super::{invalid_params, Engine, JobId, Output, META_CAPABILITIES};
+use super::{invalid_params, Engine, InputMode, JobId, Output, META_CAPABILITIES};
 use crate::jsonrpc::{self, RequestId};
 use crate::revision::Revision;
 use crate::tasks::{
@@ -128,6 +128,80 @@ impl Engine {
         Ok(None)
     }
 
+    /// Whether a call of `tool` may become a task once it runs: a deferred
+    /// tool called on 2026-07-28 by a client that declared the extension.
+    pub(super) fn may_become_task(&self, tool: usize, rev: Revision, caps: &Value) -> bool {
+        rev.is_modern()
+            && self.registry.tool(tool).def.task_support == TaskSupport::Deferred
+            && declares_task_extension(caps)
+    }
+
+    /// The tool of a running call asks to go on as a task (a deferred tool,
+    /// once it has what it asked the client for): the call is answered now
+    /// with the task's handle, and the rest of the run is the task's. The
+    /// task's id; `None` when the call cannot become one (it may not, was
+    /// cancelled, or no task has room), and it goes on as a plain call.
+    pub fn on_continue_as_task(&mut self, job: JobId, out: &mut Vec<Output>) -> Option<String> {
+        let state = self.jobs.get(&job)?;
+        if state.task.is_some() {
+            return state.task.clone();
+        }
+        if !state.task_later || state.cancelled {
+            return None;
+        }
+        let request_id = state.request_id.clone();
+        let now = Instant::now();
+        self.expire_tasks(now, out);
+        let (task_id, body) = self.create_task(job, Dialect::Extension, None, now).ok()?;
+        let state = self.jobs.get_mut(&job).expect("checked above");
+        state.task = Some(task_id.clone());
+        state.task_later = false;
+        // From here its questions wait in the task, and no retry comes.
+        state.input = InputMode::Ask;
+        state.arguments = None;
+        self.direct_calls -= 1;
+        if self.by_request.get(&request_id) == Some(&job) {
+            self.by_request.remove(&request_id);
+        }
+        let text = jsonrpc::success(&request_id, &body.to_string());
+        self.respond(&request_id, text, out);
+        self.arm_task_alarm(now, out);
+        Some(task_id)
+    }
+
+    /// A new task for `job`: its id and the body of the call's answer, or
+    /// the error when there is no room.
+    fn create_task(
+        &mut self,
+        job: JobId,
+        dialect: Dialect,
+        ttl: Option<Duration>,
+        now: Instant,
+    ) -> Result<(String, Value), Value> {
+        let created = self.tasks().create(job, dialect, ttl, now).map(|task| {
+            let body = match dialect {
+                Dialect::Core => json!({ "task": task.core_wire() }),
+                Dialect::Extension => {
+                    let mut t = task.extension_wire(false);
+                    t.insert("resultType".into(), json!("task"));
+                    t.insert("_meta".into(), Value::Object(self.server_meta.clone()));
+                    Value::Object(t)
+                }
+            };
+            (task.id.clone(), body)
+        });
+        created.map_err(|_| {
+            limit_reached(
+                &format!(
+                    "Too many tasks: {MAX_TASKS} are still running; \
+                     wait for some to finish, or cancel some, before starting another"
+                ),
+                MAX_TASKS,
+                None,
+            )
+        })
+    }
+
     /// Creates the task and answers the call with its handle at once; the
     /// task's id, or `None` when there is no room (the call is then answered
     /// with the error and must not run).
@@ -141,29 +215,12 @@ impl Engine {
     ) -> Option<String> {
         let now = Instant::now();
         self.expire_tasks(now, out);
-        let created = self.tasks().create(job, dialect, ttl, now).map(|task| {
-            let body = match dialect {
-                Dialect::Core => json!({ "task": task.core_wire() }),
-                Dialect::Extension => {
-                    let mut t = task.extension_wire(false);
-                    t.insert("resultType".into(), json!("task"));
-                    t.insert("_meta".into(), Value::Object(self.server_meta.clone()));
-                    Value::Object(t)
-                }
-            };
-            (task.id.clone(), body)
-        });
-        let Ok((task_id, body)) = created else {
-            let error = limit_reached(
-                &format!(
-                    "Too many tasks: {MAX_TASKS} are still running; \
-                     wait for some to finish, or cancel some, before starting another"
-                ),
-                MAX_TASKS,
-                None,
-            );
-            self.respond(id, jsonrpc::error_response(Some(id), &error), out);
-            return None;
+        let (task_id, body) = match self.create_task(job, dialect, ttl, now) {
+            Ok(created) => created,
+            Err(error) => {
+                self.respond(id, jsonrpc::error_response(Some(id), &error), out);
+                return None;
+            }
         };
         let text = jsonrpc::success(id, &body.to_string());
         self.respond(id, text, out);
