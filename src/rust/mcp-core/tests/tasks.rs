@@ -1138,3 +1138,29 @@ fn a_deferred_tool_gathers_its_input_first_then_goes_on_as_a_task() {
         "optional"
     );
 }
+
+#[test]
+fn an_extension_task_sends_no_progress_or_logs_after_its_handle() {
+    let mut h = H::new();
+    let mut meta = modern_meta(json!({"extensions":{"io.modelcontextprotocol/tasks":{}}}));
+    meta["progressToken"] = json!("p1");
+    meta["io.modelcontextprotocol/logLevel"] = json!("debug");
+    let created = h.one(call(json!(1), "maybe", json!({"_meta": meta})));
+    assert_eq!(created["result"]["resultType"], "task");
+    let job = h.jobs.pop().unwrap();
+    let mut out = Vec::new();
+    let update = mcp_core::engine::Progress {
+        progress: 1.0,
+        total: None,
+        message: None,
+    };
+    h.engine
+        .on_progress(job.id, update, std::time::Instant::now(), &mut out);
+    h.engine.on_log(
+        job.id,
+        mcp_core::logging::LogLevel::Info,
+        json!("working"),
+        &mut out,
+    );
+    assert!(h.collect(out).is_empty());
+}

@@ -1338,6 +1338,12 @@ impl Engine {
         state.input = input.clone();
         state.capabilities = caps.clone();
         state.task = task.clone();
+        if matches!(as_task, Some((tasks::Dialect::Extension, _))) {
+            // The extension's tasks get no progress or log notifications:
+            // their call is answered already.
+            state.progress_token = None;
+            state.log_level = None;
+        }
         self.jobs.insert(job, state);
         if task.is_none() {
             self.direct_calls += 1;

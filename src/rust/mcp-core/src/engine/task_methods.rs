@@ -156,9 +156,13 @@ impl Engine {
         let state = self.jobs.get_mut(&job).expect("checked above");
         state.task = Some(task_id.clone());
         state.task_later = false;
-        // From here its questions wait in the task, and no retry comes.
+        // From here its questions wait in the task, and no retry comes;
+        // its call is answered, so no progress or log may follow.
         state.input = InputMode::Ask;
         state.arguments = None;
+        state.progress_token = None;
+        state.pending_progress = None;
+        state.log_level = None;
         self.direct_calls -= 1;
         if self.by_request.get(&request_id) == Some(&job) {
             self.by_request.remove(&request_id);
