@@ -48,7 +48,9 @@
 #'   and version as it reported them), `capabilities` (what the client
 #'   declared it can do, e.g. `elicitation`, `sampling`, `roots`: from this
 #'   request on 2026-07-28, from `initialize` before), `meta` (the request's `_meta`, e.g.
-#'   a `traceparent`), `progress_token` and `log_level`. If the request
+#'   a `traceparent`), `progress_token`, `log_level` and `auth` (over HTTP,
+#'   the list the server's bearer-token function returned for the caller's
+#'   token, see [http_options()]; `NULL` otherwise). If the request
 #'   holds text R cannot (a NUL character, say in the client's name),
 #'   `mcp_request()` raises an error naming the field.
 #' @examples

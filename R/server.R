@@ -147,7 +147,9 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   check_worker_options(workers, worker_queue, worker_grace)
   if (transport == "http") settings <- http_settings(host, port, path, http)
   tools <- collect_tools(tools)
-  catalog <- build_catalog(tools, resources, prompts)
+  token_check <- if (transport == "http") token_check_entry(http)
+  catalog <- build_catalog(tools, resources, prompts, token_check)
+  if (!is.null(catalog$token_handler)) settings$token_handler <- catalog$token_handler
   # Handlers of resources, prompts and completions follow the tools.
   runnable <- if (is.null(catalog)) tools else catalog$tools
   specs <- lapply(runnable, tool_spec)

@@ -404,17 +404,48 @@ impl Front {
         &self.registry
     }
 
-    /// A slot for a new HTTP session: an engine of its own.
-    pub fn session_slot(&self, mailbox: Arc<dyn Mailbox>) -> Arc<Slot> {
-        let engine = Engine::sharing(self.config.clone(), self.registry.clone(), &self.engines);
+    /// A slot for a new HTTP session: an engine of its own. `auth` is who
+    /// the client is, as the bearer-token check described it.
+    pub fn session_slot(
+        &self,
+        mailbox: Arc<dyn Mailbox>,
+        auth: Option<serde_json::Value>,
+    ) -> Arc<Slot> {
+        let engine = Engine::sharing(self.config.clone(), self.registry.clone(), &self.engines)
+            .with_auth(auth);
         Slot::new(engine, Sink::Mailbox(mailbox))
     }
 
     /// A slot for one 2026-07-28 request.
-    pub fn request_slot(&self, mailbox: Arc<dyn Mailbox>) -> Arc<Slot> {
+    pub fn request_slot(
+        &self,
+        mailbox: Arc<dyn Mailbox>,
+        auth: Option<serde_json::Value>,
+    ) -> Arc<Slot> {
         let engine =
-            Engine::for_one_request(self.config.clone(), self.registry.clone(), &self.engines);
+            Engine::for_one_request(self.config.clone(), self.registry.clone(), &self.engines)
+                .with_auth(auth);
         Slot::new(engine, Sink::Mailbox(mailbox))
+    }
+
+    /// Queues a bearer token for the R function that checks tokens
+    /// (registry entry `handler`), on `slot`'s engine; the verdict answers
+    /// `id` there.
+    pub fn check_token(&self, slot: &Arc<Slot>, id: RequestId, handler: usize, token: &str) {
+        self.shared
+            .step_on(slot, Cause::Inbound(Some(id.clone())), |e, out| {
+                e.on_token_check(id, handler, token, out)
+            });
+    }
+
+    /// Cancels request `id` of `slot`'s engine (dropped if still queued,
+    /// interrupted if running), as a client's `notifications/cancelled`.
+    pub fn cancel(&self, slot: &Arc<Slot>, id: &RequestId) {
+        let cancel = format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":{}}}}}",
+            id.as_json()
+        );
+        self.inbound(slot, None, jsonrpc::parse_line(cancel.as_bytes()));
     }
 
     /// Hands one parsed message (or batch) to `slot`'s engine.

@@ -37,6 +37,7 @@
 pub mod modern;
 pub mod security;
 pub mod streams;
+pub mod tokens;
 
 use crate::jsonrpc::{self, Line, Message, RequestId};
 use crate::revision::Revision;
@@ -47,7 +48,7 @@ use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use security::{Allowed, Policy, Refusal};
+use security::{Allowed, Policy, Principal, Refusal};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -78,8 +79,11 @@ pub struct Options {
     pub allowed_hosts: Option<Allowed>,
     /// Origins accepted in `Origin`; `None` as for hosts.
     pub allowed_origins: Option<Allowed>,
-    /// Bearer tokens accepted; empty means no authentication.
+    /// Bearer tokens accepted; empty means no authentication (unless
+    /// `token_check` is set).
     pub bearer_tokens: Vec<String>,
+    /// Tokens checked by an R function instead (see [`tokens`]).
+    pub token_check: Option<tokens::TokenCheck>,
     /// The canonical URL of the endpoint, for RFC 9728 protected-resource
     /// metadata (served only when set).
     pub resource: Option<String>,
@@ -113,6 +117,7 @@ impl Default for Options {
             allowed_hosts: None,
             allowed_origins: None,
             bearer_tokens: Vec::new(),
+            token_check: None,
             resource: None,
             authorization_servers: Vec::new(),
             max_body_bytes: 4 * 1024 * 1024,
@@ -136,9 +141,9 @@ struct Session {
     slot: Arc<Slot>,
     postbox: Arc<Postbox>,
     revision: Revision,
-    /// The token it was opened with (see [`Policy::principal`]): a request
-    /// with another token does not find it.
-    principal: Option<usize>,
+    /// The token it was opened with (its hash): a request with another
+    /// token does not find it.
+    principal: Option<Principal>,
     last_used: Mutex<Instant>,
 }
 
@@ -155,6 +160,16 @@ struct Hub {
     policy: Policy,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     streams: Arc<Semaphore>,
+    /// Runs the R function that checks tokens, if one was given.
+    checker: Option<Arc<tokens::Checker>>,
+}
+
+/// Who sent a request, once its token (if any is required) passed.
+#[derive(Clone, Default)]
+struct Caller {
+    principal: Option<Principal>,
+    /// What the token function said about the caller, for tools.
+    identity: Option<Value>,
 }
 
 /// The running HTTP front: its thread and how to stop it.
@@ -182,7 +197,12 @@ impl Listener {
             .enable_all()
             .build()?;
         let (stop, stopped) = tokio::sync::oneshot::channel();
+        let checker = options
+            .token_check
+            .clone()
+            .map(|check| Arc::new(tokens::Checker::new(check, &front)));
         let hub = Arc::new(Hub {
+            checker,
             front,
             streams: Arc::new(Semaphore::new(options.max_streams)),
             options,
@@ -448,16 +468,15 @@ impl Hub {
         if request.method() == Method::OPTIONS {
             return preflight(headers, origin.as_deref());
         }
-        if let Err(refusal) = self
-            .policy
-            .check_token(header_text(headers, header::AUTHORIZATION))
-        {
-            return self.refused(refusal);
-        }
+        let authorization = header_text(headers, header::AUTHORIZATION).map(str::to_string);
+        let caller = match self.authorize(authorization.as_deref()).await {
+            Ok(caller) => caller,
+            Err(refusal) => return self.refused(refusal),
+        };
         let mut response = match *request.method() {
-            Method::POST => self.post(request).await,
-            Method::GET => self.get(request.headers()),
-            Method::DELETE => self.delete(request.headers()),
+            Method::POST => self.post(request, caller).await,
+            Method::GET => self.get(request.headers(), &caller),
+            Method::DELETE => self.delete(request.headers(), &caller),
             _ => {
                 let mut r = empty(StatusCode::METHOD_NOT_ALLOWED);
                 r.headers_mut().insert(
@@ -481,8 +500,52 @@ impl Hub {
         response
     }
 
+    /// Checks the request's token, if the server requires one: against the
+    /// configured tokens, or with the R function (see [`tokens`]).
+    async fn authorize(self: &Arc<Self>, authorization: Option<&str>) -> Result<Caller, Refusal> {
+        let Some(checker) = &self.checker else {
+            let principal = self.policy.check_token(authorization)?;
+            return Ok(Caller {
+                principal,
+                identity: None,
+            });
+        };
+        let Some(token) = security::bearer_token(authorization) else {
+            return Err(Refusal::Token {
+                sent: authorization.is_some(),
+            });
+        };
+        let hash = security::token_hash(token);
+        match checker.check(&self.front, hash, token).await {
+            tokens::Checked::Verdict(tokens::Verdict::Allow(identity)) => Ok(Caller {
+                principal: Some(hash),
+                identity,
+            }),
+            tokens::Checked::Verdict(tokens::Verdict::Deny) => Err(Refusal::Token { sent: true }),
+            tokens::Checked::Failed => Err(Refusal::CheckFailed),
+            tokens::Checked::Unavailable => Err(Refusal::CheckUnavailable),
+        }
+    }
+
     fn refused(&self, refusal: Refusal) -> Response<Body> {
         match refusal {
+            Refusal::CheckFailed => rpc_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                None,
+                -32000,
+                "Internal Server Error: the server could not check the bearer token",
+            ),
+            Refusal::CheckUnavailable => {
+                let mut r = rpc_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    None,
+                    -32000,
+                    "Service Unavailable: the bearer token could not be checked in time; retry shortly",
+                );
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                r
+            }
             Refusal::Origin(origin) => rpc_error(
                 StatusCode::FORBIDDEN,
                 None,
@@ -543,7 +606,7 @@ impl Hub {
         r
     }
 
-    async fn post(self: &Arc<Self>, request: Request<Incoming>) -> Response<Body> {
+    async fn post(self: &Arc<Self>, request: Request<Incoming>, caller: Caller) -> Response<Body> {
         let (parts, body) = request.into_parts();
         let headers = parts.headers;
         let accepts = accepts(&headers);
@@ -582,9 +645,11 @@ impl Hub {
         let line = jsonrpc::parse_line(&bytes);
         let value: Option<Value> = serde_json::from_slice(&bytes).ok();
         if is_modern(&headers, value.as_ref()) {
-            return self.post_modern(&headers, line, value, accepts).await;
+            return self
+                .post_modern(&headers, line, value, accepts, caller)
+                .await;
         }
-        self.post_legacy(&headers, line, accepts).await
+        self.post_legacy(&headers, line, accepts, caller).await
     }
 
     fn too_large(&self, limit: usize) -> Response<Body> {
@@ -622,6 +687,7 @@ impl Hub {
         line: Line,
         value: Option<Value>,
         accepts: Accepts,
+        caller: Caller,
     ) -> Response<Body> {
         let (id, method) = match &line {
             Line::Single(Message::Request { id, method, .. }) => (id.clone(), method.clone()),
@@ -660,7 +726,7 @@ impl Hub {
             Err(r) => return r,
         };
         let postbox = Arc::new(Postbox::default());
-        let slot = self.front.request_slot(postbox.clone());
+        let slot = self.front.request_slot(postbox.clone(), caller.identity);
         let (tx, rx) = streams::stream();
         postbox.open(&id, tx);
         // Closing the response stream cancels the request (and a
@@ -669,13 +735,7 @@ impl Hub {
             let front = self.front.clone();
             let slot = slot.clone();
             let id = id.clone();
-            OnDrop::new(move || {
-                let cancel = format!(
-                    "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":{}}}}}",
-                    id.as_json()
-                );
-                front.inbound(&slot, None, jsonrpc::parse_line(cancel.as_bytes()));
-            })
+            OnDrop::new(move || front.cancel(&slot, &id))
         };
         let long_lived = method == "tools/call" || method == "subscriptions/listen";
         self.front.inbound(&slot, Some(id), line);
@@ -695,6 +755,7 @@ impl Hub {
         headers: &HeaderMap,
         line: Line,
         accepts: Accepts,
+        caller: Caller,
     ) -> Response<Body> {
         // Messages that cannot be handed to an engine are answered here.
         match &line {
@@ -731,13 +792,10 @@ impl Hub {
         if let Line::Single(Message::Request { id, method, .. }) = &line {
             if method == "initialize" {
                 let id = id.clone();
-                let principal = self
-                    .policy
-                    .principal(header_text(headers, header::AUTHORIZATION));
-                return self.initialize(id, line, accepts, principal).await;
+                return self.initialize(id, line, accepts, caller).await;
             }
         }
-        let session = match self.session_of(headers) {
+        let session = match self.session_of(headers, &caller) {
             Ok(s) => s,
             Err(r) => return r,
         };
@@ -815,7 +873,7 @@ impl Hub {
         id: RequestId,
         line: Line,
         accepts: Accepts,
-        principal: Option<usize>,
+        caller: Caller,
     ) -> Response<Body> {
         if lock(&self.sessions).len() >= self.options.max_sessions {
             return rpc_error(
@@ -829,7 +887,7 @@ impl Hub {
             );
         }
         let postbox = Arc::new(Postbox::default());
-        let slot = self.front.session_slot(postbox.clone());
+        let slot = self.front.session_slot(postbox.clone(), caller.identity);
         let (tx, mut rx) = streams::stream();
         postbox.open(&id, tx);
         self.front.inbound(&slot, Some(id.clone()), line);
@@ -864,7 +922,7 @@ impl Hub {
                 slot,
                 postbox,
                 revision,
-                principal,
+                principal: caller.principal,
                 last_used: Mutex::new(Instant::now()),
             });
             lock(&self.sessions).insert(session_id.clone(), session);
@@ -879,7 +937,11 @@ impl Hub {
     /// The session a request names: 400 without the header, 404 for an
     /// unknown or ended one.
     #[allow(clippy::result_large_err)]
-    fn session_of(&self, headers: &HeaderMap) -> Result<Arc<Session>, Response<Body>> {
+    fn session_of(
+        &self,
+        headers: &HeaderMap,
+        caller: &Caller,
+    ) -> Result<Arc<Session>, Response<Body>> {
         let Some(id) = header_text(headers, SESSION_HEADER) else {
             return Err(rpc_error(
                 StatusCode::BAD_REQUEST,
@@ -888,12 +950,9 @@ impl Hub {
                 "Bad Request: no Mcp-Session-Id header; send initialize first to start a session",
             ));
         };
-        let principal = self
-            .policy
-            .principal(header_text(headers, header::AUTHORIZATION));
         lock(&self.sessions)
             .get(id.trim())
-            .filter(|session| session.principal == principal)
+            .filter(|session| session.principal == caller.principal)
             .cloned()
             .ok_or_else(|| {
                 rpc_error(
@@ -906,14 +965,14 @@ impl Hub {
     }
 
     /// GET: the session's standalone stream.
-    fn get(&self, headers: &HeaderMap) -> Response<Body> {
+    fn get(&self, headers: &HeaderMap, caller: &Caller) -> Response<Body> {
         if header_text(headers, SESSION_HEADER).is_none() {
             let mut r = empty(StatusCode::METHOD_NOT_ALLOWED);
             r.headers_mut()
                 .insert(header::ALLOW, HeaderValue::from_static("POST"));
             return r;
         }
-        let session = match self.session_of(headers) {
+        let session = match self.session_of(headers, caller) {
             Ok(s) => s,
             Err(r) => return r,
         };
@@ -950,14 +1009,14 @@ impl Hub {
     }
 
     /// DELETE: ends the session, cancelling its calls.
-    fn delete(&self, headers: &HeaderMap) -> Response<Body> {
+    fn delete(&self, headers: &HeaderMap, caller: &Caller) -> Response<Body> {
         let Some(id) = header_text(headers, SESSION_HEADER) else {
             let mut r = empty(StatusCode::METHOD_NOT_ALLOWED);
             r.headers_mut()
                 .insert(header::ALLOW, HeaderValue::from_static("POST"));
             return r;
         };
-        if let Err(refused) = self.session_of(headers) {
+        if let Err(refused) = self.session_of(headers, caller) {
             return refused;
         }
         let Some(session) = lock(&self.sessions).remove(id.trim()) else {
