@@ -332,6 +332,14 @@ McpClientHttp$url <- function() .Call(wrap__McpClientHttp__url, self)
 #'}
 #'}
 #'
+#'\subsection{Method `close_stream`}{
+#'Lets the HTTP connection carrying this call's messages go, for its
+#'client to reconnect for the rest (`mcp_close_stream()`).
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
 #'\subsection{Method `cancelled`}{
 #'Whether the client cancelled this call.
 #' \subsection{noRd}{
@@ -460,6 +468,8 @@ McpServer$progress <- function(job, progress, total, message) .Call(wrap__McpSer
 McpServer$log <- function(job, level, message) .Call(wrap__McpServer__log, self, job, level, message)
 
 McpServer$resource_updated <- function(uri) .Call(wrap__McpServer__resource_updated, self, uri)
+
+McpServer$close_stream <- function(job) .Call(wrap__McpServer__close_stream, self, job)
 
 McpServer$cancelled <- function(job) .Call(wrap__McpServer__cancelled, self, job)
 

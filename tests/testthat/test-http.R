@@ -249,6 +249,47 @@ test_that("bad bearer token settings are clear R errors", {
   expect_error(handler("x"), "TRUE, FALSE or a named list")
 })
 
+test_that("a call whose stream the server lets go is resumed by its client", {
+  skip_if_no_curl()
+  server <- start_http_server(c(
+    "polled <- tool(function() { closed <- mcp_close_stream(); mcp_progress(1, 2); Sys.sleep(0.3); paste('closed', closed) },",
+    "  'Lets its connection go', name = 'polled')",
+    "mcp_server(list(polled), transport = 'http', port = 0)"
+  ))
+  # By hand: the POST's stream holds only the priming event; the rest comes
+  # on a GET that names it in Last-Event-ID.
+  init <- http_initialize(server$url)
+  headers <- c("Mcp-Session-Id" = init$session, "MCP-Protocol-Version" = "2025-11-25")
+  body <- list(jsonrpc = "2.0", id = 1, method = "tools/call", params = list(
+    name = "polled", `_meta` = list(progressToken = "p")
+  ))
+  reply <- curl_request(server$url, body, headers = headers)
+  expect_equal(reply$status, 200L)
+  expect_match(reply$headers[["content-type"]], "text/event-stream")
+  lines <- strsplit(reply$body, "\n", fixed = TRUE)[[1]]
+  ids <- sub("^id: ", "", lines[startsWith(lines, "id: ")])
+  expect_length(ids, 1)
+  expect_true(any(grepl("^retry: [0-9]+$", lines)))
+  expect_length(http_messages(reply), 0)
+  resumed <- curl_request(server$url, headers = c(headers, "Last-Event-ID" = ids[[1]], Accept = "text/event-stream"))
+  expect_equal(resumed$status, 200L)
+  messages <- http_messages(resumed)
+  methods <- vapply(messages, function(m) if (is.null(m$method)) "" else m$method, "")
+  expect_true("notifications/progress" %in% methods)
+  answer <- messages[[length(messages)]]
+  expect_equal(answer$id, 1)
+  expect_equal(answer$result$content[[1]]$text, "closed TRUE")
+  # An R client resumes by itself.
+  client <- mcp_client(server$url)
+  withr::defer(mcp_close(client))
+  expect_equal(mcp_call(client, "polled")$text, "closed TRUE")
+  # A client of an older revision cannot resume before a first message:
+  # the stream is not let go.
+  old <- mcp_client(server$url, protocol_version = "2025-06-18")
+  withr::defer(mcp_close(old))
+  expect_equal(mcp_call(old, "polled")$text, "closed FALSE")
+})
+
 test_that("bad HTTP settings are clear R errors", {
   expect_error(mcp_server(list(), transport = "http", port = -1), "`port`")
   expect_error(mcp_server(list(), transport = "http", path = "mcp"), "`path`")

@@ -120,6 +120,12 @@ pub trait Mailbox: Send + Sync {
     /// A job ended; if its request got no response (it was cancelled), its
     /// stream ends empty.
     fn job_ended(&self, job: JobId);
+    /// Ends the connection carrying `job`'s messages without ending the
+    /// call, for its client to reconnect and resume (see
+    /// [`crate::http::streams`]); false if its stream cannot be resumed.
+    fn close_stream(&self, _job: JobId) -> bool {
+        false
+    }
 }
 
 /// What the threads share: the engines, and where their outputs go.
@@ -929,6 +935,21 @@ impl Server {
         }
         self.shared
             .step(Cause::Timer, |e, out| e.on_resource_updated(uri, out));
+    }
+
+    /// Lets the HTTP connection that carries `job`'s messages go, without
+    /// ending the call: its client reconnects for the rest (the 2025-11-25
+    /// polling pattern). False where that cannot be done: stdio, a client
+    /// that does not read event streams or cannot resume them.
+    pub fn close_stream(&self, job: JobId) -> bool {
+        if self.in_forked_child() {
+            return false;
+        }
+        let slot = lock(&self.shared.job_slots).get(&job).cloned();
+        match slot.as_ref().map(|s| &s.sink) {
+            Some(Sink::Mailbox(mailbox)) => mailbox.close_stream(job),
+            _ => false,
+        }
     }
 
     /// Whether the client has cancelled `job` (as far as a forked child

@@ -477,6 +477,15 @@ impl McpServer {
         }
     }
 
+    /// Lets the HTTP connection carrying this call's messages go, for its
+    /// client to reconnect for the rest (`mcp_close_stream()`).
+    /// @noRd
+    fn close_stream(&self, job: f64) -> bool {
+        self.server
+            .as_ref()
+            .is_some_and(|s| s.close_stream(job as JobId))
+    }
+
     /// Whether the client cancelled this call.
     /// @noRd
     fn cancelled(&self, job: f64) -> bool {

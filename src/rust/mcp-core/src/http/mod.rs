@@ -57,7 +57,7 @@ use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use streams::{OnDrop, Piece, Postbox, SseBody, StreamRx};
+use streams::{EventId, EventLog, OnDrop, Piece, Postbox, SseBody, StreamRx};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
@@ -106,6 +106,9 @@ pub struct Options {
     pub stream_after: Duration,
     /// How often an open event stream gets a keep-alive comment.
     pub keepalive: Duration,
+    /// How long a client the server lets go waits before it reconnects
+    /// (`retry:` of the priming event).
+    pub reconnect_after: Duration,
 }
 
 impl Default for Options {
@@ -128,6 +131,7 @@ impl Default for Options {
             session_idle: Duration::from_secs(30 * 60),
             stream_after: Duration::from_millis(500),
             keepalive: Duration::from_secs(15),
+            reconnect_after: Duration::from_secs(1),
         }
     }
 }
@@ -440,6 +444,8 @@ struct Pending {
     accepts: Accepts,
     /// 2026-07-28: errors get their own HTTP status.
     modern: bool,
+    /// The resumable stream it goes through, if any.
+    log: Option<Arc<EventLog>>,
 }
 
 impl Hub {
@@ -746,6 +752,7 @@ impl Hub {
             stream_after: long_lived.then_some(self.options.stream_after),
             accepts,
             modern: true,
+            log: None,
         };
         self.answer(pending).await
     }
@@ -830,28 +837,18 @@ impl Hub {
             Ok(p) => p,
             Err(r) => return r,
         };
-        let (tx, rx) = streams::stream();
-        for (n, id) in ids.iter().enumerate() {
-            if !session.postbox.open(id, tx.clone()) {
-                for opened in &ids[..n] {
-                    session.postbox.forget(opened);
-                }
-                return rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    Some(id),
-                    jsonrpc::INVALID_REQUEST,
-                    "Invalid Request: a request with this id is still being answered",
-                );
-            }
-        }
-        drop(tx);
-        // A client that goes away before its answer is not cancelling
-        // (handshake-era clients send notifications/cancelled for that);
-        // what the engine still sends for the request is dropped.
-        let guard = {
-            let postbox = session.postbox.clone();
-            let ids = ids.clone();
-            OnDrop::new(move || ids.iter().for_each(|id| postbox.forget(id)))
+        let opened = if accepts.sse {
+            self.open_resumable(&session, &ids)
+        } else {
+            self.open_plain(&session, &ids)
+        };
+        let Some((rx, guard, log)) = opened else {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                ids.first(),
+                jsonrpc::INVALID_REQUEST,
+                "Invalid Request: a request with this id is still being answered",
+            );
         };
         let single = matches!(line, Line::Single(_));
         let long_lived = single && is_tool_call(&line);
@@ -864,8 +861,54 @@ impl Hub {
             stream_after: long_lived.then_some(self.options.stream_after),
             accepts,
             modern: false,
+            log,
         };
         self.answer(pending).await
+    }
+
+    /// The stream of a POST whose client reads only JSON: what precedes
+    /// the response is dropped.
+    fn open_plain(
+        &self,
+        session: &Session,
+        ids: &[RequestId],
+    ) -> Option<(StreamRx, OnDrop, Option<Arc<EventLog>>)> {
+        let (tx, rx) = streams::stream();
+        for (n, id) in ids.iter().enumerate() {
+            if !session.postbox.open(id, tx.clone()) {
+                ids[..n]
+                    .iter()
+                    .for_each(|opened| session.postbox.forget(opened));
+                return None;
+            }
+        }
+        // A client that goes away before its answer is not cancelling
+        // (handshake-era clients send notifications/cancelled for that);
+        // what the engine still sends for the request is dropped.
+        let guard = {
+            let postbox = session.postbox.clone();
+            let ids = ids.to_vec();
+            OnDrop::new(move || ids.iter().for_each(|id| postbox.forget(id)))
+        };
+        Some((rx, guard, None))
+    }
+
+    /// The resumable stream of a POST whose client reads event streams:
+    /// a client that goes away before its answer may come back for it
+    /// (GET with `Last-Event-ID`), so the call's messages are kept.
+    fn open_resumable(
+        &self,
+        session: &Session,
+        ids: &[RequestId],
+    ) -> Option<(StreamRx, OnDrop, Option<Arc<EventLog>>)> {
+        // Older clients take an event without data for a broken message.
+        let primed = session.revision >= Revision::V2025_11_25;
+        let (log, rx) = session.postbox.open_logged(ids, primed)?;
+        let guard = {
+            let log = log.clone();
+            OnDrop::new(move || log.detach())
+        };
+        Some((rx, guard, Some(log)))
     }
 
     async fn initialize(
@@ -892,7 +935,7 @@ impl Hub {
         postbox.open(&id, tx);
         self.front.inbound(&slot, Some(id.clone()), line);
         // `initialize` is answered at once, within the step above.
-        let Ok(Piece::Final(answer)) = rx.try_recv() else {
+        let Ok(Piece::Final(answer, _)) = rx.try_recv() else {
             return rpc_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 Some(&id),
@@ -913,7 +956,7 @@ impl Hub {
         let body = if accepts.json {
             Bytes::from(answer)
         } else {
-            streams::sse_event(&answer)
+            streams::sse_event(&answer, None)
         };
         let mut response = full(StatusCode::OK, content_type, body);
         if let Some(revision) = negotiated {
@@ -988,6 +1031,9 @@ impl Hub {
             Ok(p) => p,
             Err(r) => return r,
         };
+        if let Some(last) = header_text(headers, "last-event-id") {
+            return self.resume(&session, last, permit);
+        }
         let (tx, rx) = streams::stream();
         if !session.postbox.open_standalone(tx) {
             return rpc_error(
@@ -999,12 +1045,35 @@ impl Hub {
         }
         session.touch();
         let body = SseBody::new(
-            None,
+            [],
             rx,
             self.options.keepalive,
             OnDrop::new(|| {}),
             Some(permit),
         );
+        sse_response(body)
+    }
+
+    /// GET with `Last-Event-ID`: the rest of a POST's stream, from the
+    /// event after that one.
+    fn resume(
+        &self,
+        session: &Session,
+        last: &str,
+        permit: OwnedSemaphorePermit,
+    ) -> Response<Body> {
+        let resumed = EventId::parse(last).and_then(|after| session.postbox.resume(after));
+        let Some((log, missed, rx)) = resumed else {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                -32000,
+                "Bad Request: no event stream is kept for this Last-Event-ID (it ended a while ago, or never existed)",
+            );
+        };
+        session.touch();
+        let guard = OnDrop::new(move || log.detach());
+        let body = SseBody::new(missed, rx, self.options.keepalive, guard, Some(permit));
         sse_response(body)
     }
 
@@ -1029,6 +1098,11 @@ impl Hub {
     /// Ends sessions idle for longer than the limit: no request for that
     /// long, no call running and no stream open.
     fn sweep_idle_sessions(&self) {
+        let now = Instant::now();
+        let open: Vec<Arc<Session>> = lock(&self.sessions).values().cloned().collect();
+        for session in open {
+            session.postbox.sweep_logs(now);
+        }
         let limit = self.options.session_idle;
         let idle: Vec<Arc<Session>> = {
             let mut sessions = lock(&self.sessions);
@@ -1061,6 +1135,7 @@ impl Hub {
             stream_after,
             accepts,
             modern,
+            log,
         } = pending;
         // `None` once `stream_after` has passed with nothing to send yet.
         let first = match (stream_after, accepts.sse) {
@@ -1077,15 +1152,20 @@ impl Hub {
                 StatusCode::OK
             }
         };
-        if let Some(Piece::Final(answer)) = &first {
+        if let Some(Piece::Final(answer, _)) = &first {
             guard.disarm();
+            if let Some(log) = &log {
+                if accepts.json {
+                    log.discard();
+                }
+            }
             return if accepts.json {
                 full(status_of(answer), "application/json", answer.clone())
             } else {
                 full(
                     status_of(answer),
                     "text/event-stream",
-                    streams::sse_event(answer),
+                    streams::sse_event(answer, None),
                 )
             };
         }
@@ -1093,11 +1173,11 @@ impl Hub {
             // JSON only: what precedes the response cannot be sent.
             loop {
                 match rx.recv().await {
-                    Some(Piece::Final(answer)) => {
+                    Some(Piece::Final(answer, _)) => {
                         guard.disarm();
                         return full(status_of(&answer), "application/json", answer);
                     }
-                    Some(Piece::Note(_)) => continue,
+                    Some(Piece::Note(..)) => continue,
                     None => {
                         guard.disarm();
                         return empty(StatusCode::NO_CONTENT);
@@ -1105,7 +1185,10 @@ impl Hub {
                 }
             }
         }
-        let body = SseBody::new(first, rx, self.options.keepalive, guard, Some(permit));
+        let mut body = SseBody::new(first, rx, self.options.keepalive, guard, Some(permit));
+        if let Some(start) = log.as_ref().and_then(|log| log.priming()) {
+            body = body.primed(start, self.options.reconnect_after);
+        }
         sse_response(body)
     }
 }

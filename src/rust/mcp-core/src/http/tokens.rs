@@ -214,9 +214,9 @@ impl Checker {
         let answer = async {
             loop {
                 match rx.recv().await {
-                    Some(Piece::Final(line)) => return Some(line),
+                    Some(Piece::Final(line, _)) => return Some(line),
                     // The function's logs or progress: nobody to show them to.
-                    Some(Piece::Note(_)) => continue,
+                    Some(Piece::Note(..)) => continue,
                     None => return None,
                 }
             }
