@@ -20,6 +20,12 @@ background_detach_ <- function(server) .Call(wrap__background_detach_, server)
 #' @noRd
 background_active_ <- function() .Call(wrap__background_active_)
 
+#' Wakes the background service again after `ms` milliseconds, even if
+#' the server has no news (R looks at its workers then). Does nothing when
+#' nothing serves in the background.
+#' @noRd
+background_wake_after_ <- function(ms) .Call(wrap__background_wake_after_, ms)
+
 #' Bridges stdin and stdout to the server at `url`. Returns why it ended:
 #' `"input ended"`, `"unanswered"` (input ended and the grace period ran
 #' out), `"output closed"`, `"interrupted"`, or an error to raise.

@@ -167,12 +167,21 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
     rust(server_start_(specs, options))
   }
   server <- bind_methods(raw)
-  if (background) return(background_start(raw, server, runnable, http_url(server$http_address(), path), length(tools)))
-  on.exit(server$stop(), add = TRUE)
   # Every runnable entry, so a handler's index is never out of range there.
-  pool <- workers_start(runnable, workers, worker_queue, timeout, worker_grace)
-  on.exit(workers_stop(pool), add = TRUE)
+  pool <- tryCatch(
+    workers_start(runnable, workers, worker_queue, timeout, worker_grace),
+    error = function(e) {
+      server$stop()
+      stop(e)
+    }
+  )
   if (!is.null(pool)) server$run_on_workers(which(pool$concurrent))
+  if (background) {
+    url <- http_url(server$http_address(), path)
+    return(background_start(raw, server, runnable, url, length(tools), pool))
+  }
+  on.exit(server$stop(), add = TRUE)
+  on.exit(workers_stop(pool), add = TRUE)
   the$server <- server
   on.exit(the$server <- NULL, add = TRUE)
   if (transport == "http") {
