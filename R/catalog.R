@@ -13,10 +13,12 @@ collect_entries <- function(x, class, what) {
 
 # `tools` are the user's tools; returns list(tools = tools + handlers,
 # catalog = JSON text) or NULL when there is nothing but tools.
-build_catalog <- function(tools, resources, prompts) {
+# `token_check` is the hidden tool that checks bearer tokens (HTTP), or
+# NULL; its registry index is returned as `token_handler`.
+build_catalog <- function(tools, resources, prompts, token_check = NULL) {
   resources <- collect_entries(resources, c("mcpserver_resource", "mcpserver_resource_template"), "resources")
   prompts <- collect_entries(prompts, "mcpserver_prompt", "prompts")
-  if (length(resources) == 0 && length(prompts) == 0) return(NULL)
+  if (length(resources) == 0 && length(prompts) == 0 && is.null(token_check)) return(NULL)
   handlers <- list()
   # 0-based registry index of the handler added.
   add <- function(fun, arguments, name, timeout) {
@@ -68,7 +70,12 @@ build_catalog <- function(tools, resources, prompts) {
       wire_fields(p)
     ))
   }
-  list(tools = c(tools, handlers), catalog = rust(json_encode_(entries, FALSE)))
+  token_handler <- NULL
+  if (!is.null(token_check)) {
+    handlers[[length(handlers) + 1L]] <- token_check
+    token_handler <- length(tools) + length(handlers) - 1L
+  }
+  list(tools = c(tools, handlers), catalog = rust(json_encode_(entries, FALSE)), token_handler = token_handler)
 }
 
 # The display fields in wire form (camelCase, `_meta`); annotations and

@@ -20,6 +20,12 @@ background_detach_ <- function(server) .Call(wrap__background_detach_, server)
 #' @noRd
 background_active_ <- function() .Call(wrap__background_active_)
 
+#' Wakes the background service again after `ms` milliseconds, even if
+#' the server has no news (R looks at its workers then). Does nothing when
+#' nothing serves in the background.
+#' @noRd
+background_wake_after_ <- function(ms) .Call(wrap__background_wake_after_, ms)
+
 #' Bridges stdin and stdout to the server at `url`. Returns why it ended:
 #' `"input ended"`, `"unanswered"` (input ended and the grace period ran
 #' out), `"output closed"`, `"interrupted"`, or an error to raise.
@@ -332,6 +338,14 @@ McpClientHttp$url <- function() .Call(wrap__McpClientHttp__url, self)
 #'}
 #'}
 #'
+#'\subsection{Method `close_stream`}{
+#'Lets the HTTP connection carrying this call's messages go, for its
+#'client to reconnect for the rest (`mcp_close_stream()`).
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
 #'\subsection{Method `cancelled`}{
 #'Whether the client cancelled this call.
 #' \subsection{noRd}{
@@ -486,6 +500,8 @@ McpServer$progress <- function(job, progress, total, message) .Call(wrap__McpSer
 McpServer$log <- function(job, level, message) .Call(wrap__McpServer__log, self, job, level, message)
 
 McpServer$resource_updated <- function(uri) .Call(wrap__McpServer__resource_updated, self, uri)
+
+McpServer$close_stream <- function(job) .Call(wrap__McpServer__close_stream, self, job)
 
 McpServer$cancelled <- function(job) .Call(wrap__McpServer__cancelled, self, job)
 

@@ -147,7 +147,9 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   check_worker_options(workers, worker_queue, worker_grace)
   if (transport == "http") settings <- http_settings(host, port, path, http)
   tools <- collect_tools(tools)
-  catalog <- build_catalog(tools, resources, prompts)
+  token_check <- if (transport == "http") token_check_entry(http)
+  catalog <- build_catalog(tools, resources, prompts, token_check)
+  if (!is.null(catalog$token_handler)) settings$token_handler <- catalog$token_handler
   # Handlers of resources, prompts and completions follow the tools.
   runnable <- if (is.null(catalog)) tools else catalog$tools
   specs <- lapply(runnable, tool_spec)
@@ -165,12 +167,21 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
     rust(server_start_(specs, options))
   }
   server <- bind_methods(raw)
-  if (background) return(background_start(raw, server, runnable, http_url(server$http_address(), path), length(tools)))
-  on.exit(server$stop(), add = TRUE)
   # Every runnable entry, so a handler's index is never out of range there.
-  pool <- workers_start(runnable, workers, worker_queue, timeout, worker_grace)
-  on.exit(workers_stop(pool), add = TRUE)
+  pool <- tryCatch(
+    workers_start(runnable, workers, worker_queue, timeout, worker_grace),
+    error = function(e) {
+      server$stop()
+      stop(e)
+    }
+  )
   if (!is.null(pool)) server$run_on_workers(which(pool$concurrent))
+  if (background) {
+    url <- http_url(server$http_address(), path)
+    return(background_start(raw, server, runnable, url, length(tools), pool))
+  }
+  on.exit(server$stop(), add = TRUE)
+  on.exit(workers_stop(pool), add = TRUE)
   the$server <- server
   on.exit(the$server <- NULL, add = TRUE)
   if (transport == "http") {
