@@ -65,7 +65,9 @@ impl H {
         let mut written = Vec::new();
         for o in out {
             match o {
-                Output::Write(line) => written.push(serde_json::from_str(&line).unwrap()),
+                Output::Write(line) | Output::ToListener(_, line) => {
+                    written.push(serde_json::from_str(&line).unwrap())
+                }
                 // As the server's poll does: arguments that fail their
                 // schema answer the call, which never runs.
                 Output::Run(mut job) => match job.read_arguments(&self.registry) {

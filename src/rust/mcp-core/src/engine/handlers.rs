@@ -100,7 +100,7 @@ impl Engine {
             .and_then(Value::as_str)
             .and_then(LogLevel::parse);
         let job = self.job_ids.fetch_add(1, Ordering::Relaxed);
-        let mut state = JobState::new(id.clone(), call.handler, rev);
+        let mut state = JobState::new(id.clone(), call.handler, self.registry.clone(), rev);
         state.progress_token = progress_token.clone();
         state.log_level = log_level;
         state.answers = answers.clone();
@@ -116,6 +116,7 @@ impl Engine {
         out.push(Output::Run(Box::new(Job {
             id: job,
             tool: call.handler,
+            registry: self.registry.clone(),
             arguments: Map::new(),
             sent_arguments: Some(arguments),
             context: CallContext {
@@ -356,16 +357,12 @@ impl Engine {
     /// Whether `method` is one of the catalog's and served here: only
     /// methods of a capability the server declares (the others get -32601).
     pub(super) fn serves(&self, method: &str, rev: Revision) -> bool {
-        let catalog = self.registry.catalog();
+        let offers = self.registry.offers();
         match method {
-            "resources/list" | "resources/templates/list" | "resources/read" => {
-                catalog.has_resources()
-            }
-            "resources/subscribe" | "resources/unsubscribe" => {
-                catalog.has_resources() && !rev.is_modern()
-            }
-            "prompts/list" | "prompts/get" => catalog.has_prompts(),
-            "completion/complete" => catalog.has_completions(),
+            "resources/list" | "resources/templates/list" | "resources/read" => offers.resources,
+            "resources/subscribe" | "resources/unsubscribe" => offers.resources && !rev.is_modern(),
+            "prompts/list" | "prompts/get" => offers.prompts,
+            "completion/complete" => offers.completions,
             _ => false,
         }
     }
@@ -396,18 +393,19 @@ impl Engine {
         self.respond(&id, text, out)
     }
 
-    /// Adds the catalog's capabilities: each only when it has something
-    /// to serve. `completions` is a flag from 2025-03-26 on (2024-11-05
-    /// has the method without one).
+    /// Adds the catalog's capabilities: each once the server has something
+    /// to serve or was told it will (see [`crate::registry::Offers`]).
+    /// `completions` is a flag from 2025-03-26 on (2024-11-05 has the
+    /// method without one).
     pub(super) fn catalog_capabilities(&self, caps: &mut Value, rev: Revision) {
-        let catalog = self.registry.catalog();
-        if catalog.has_resources() {
-            caps["resources"] = json!({ "subscribe": true, "listChanged": false });
+        let offers = self.registry.offers();
+        if offers.resources {
+            caps["resources"] = json!({ "subscribe": true, "listChanged": true });
         }
-        if catalog.has_prompts() {
-            caps["prompts"] = json!({ "listChanged": false });
+        if offers.prompts {
+            caps["prompts"] = json!({ "listChanged": true });
         }
-        if catalog.has_completions() && rev >= Revision::V2025_03_26 {
+        if offers.completions && rev >= Revision::V2025_03_26 {
             caps["completions"] = json!({});
         }
     }

@@ -41,11 +41,16 @@ impl Engine {
             ListKind::Resources => "resources",
         };
         let list = self.registry.catalog().list_json(kind, rev);
+        let changed = self.registry.changed();
+        let changed = match kind {
+            ListKind::Prompts => changed.prompts,
+            ListKind::Resources | ListKind::Templates => changed.resources,
+        };
         let mut body = format!("{{\"{key}\":{list}");
         if rev.is_modern() {
             body.push_str(&format!(
                 ",\"ttlMs\":{},\"cacheScope\":\"public\",\"resultType\":\"complete\",\"_meta\":{}",
-                self.config.list_ttl_ms,
+                self.list_ttl_ms(changed),
                 Value::Object(self.server_meta.clone())
             ));
         }
@@ -169,7 +174,7 @@ impl Engine {
             .get("notifications")
             .and_then(|n| n.get("resourceSubscriptions"))
             .and_then(Value::as_array)?;
-        if !self.registry.catalog().has_resources() {
+        if !self.registry.offers().resources {
             return None;
         }
         let mut seen = HashSet::new();
@@ -204,10 +209,10 @@ impl Engine {
                 "uri": uri,
                 "_meta": { META_SUBSCRIPTION: raw_json(id.as_json()) }
             });
-            out.push(Output::Write(jsonrpc::notification(
-                "notifications/resources/updated",
-                &params.to_string(),
-            )));
+            out.push(Output::ToListener(
+                id.clone(),
+                jsonrpc::notification("notifications/resources/updated", &params.to_string()),
+            ));
         }
     }
 }
