@@ -27,8 +27,9 @@
 #' @param ... Not used.
 #' @return `mcp_server(background = TRUE)` returns the handle, an
 #'   environment with `url` (the endpoint), `stop()` (stops serving and
-#'   frees the port; safe to call twice) and `running()` (whether it still
-#'   serves). `print()` shows where it serves.
+#'   frees the port; safe to call twice), `running()` (whether it still
+#'   serves), and `add(x)` and `remove(x)`, which change what it serves as
+#'   [mcp_add()] and [mcp_remove()] do. `print()` shows where it serves.
 #' @examples
 #' if (FALSE) {
 #'   # In an interactive session:
@@ -56,15 +57,17 @@ background_check <- function(transport, tools) {
   if (background_active_()) abort("A server already serves in the background in this session: stop it first with its `stop()`.")
 }
 
-# `tools` are all runnable entries (tools, then the handlers of resources
-# and prompts); `n_tools` counts the tools among them.
-background_start <- function(raw, server, tools, url, n_tools = length(tools)) {
+# `served` holds what the server runs (see `served_start()`); `n_tools`
+# counts the tools at start.
+background_start <- function(raw, server, served, url, n_tools) {
   handle <- new.env(parent = emptyenv())
   handle$url <- url
   handle$tools <- n_tools
-  state <- list(raw = raw, server = server, tools = tools, handle = handle)
+  state <- list(raw = raw, server = server, served = served, handle = handle)
   handle$stop <- function() background_stop(state)
   handle$running <- function() identical(the$background$handle, handle)
+  handle$add <- function(x) mcp_add(x, server = handle)
+  handle$remove <- function(x) mcp_remove(x, server = handle)
   class(handle) <- "mcp_background"
   the$background <- state
   attached <- background_attach_(raw, as.call(list(background_service)))
@@ -106,7 +109,7 @@ background_service <- function() {
       break
     }
     tryCatch(
-      run_job(server, job, state$tools[[job$tool]]),
+      run_job(server, job, state$served$runnable[[job$tool]]),
       interrupt = function(e) server$interrupted()
     )
   }
