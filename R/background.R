@@ -120,7 +120,9 @@ background_service <- function() {
 #' @export
 print.mcp_background <- function(x, ...) {
   state <- if (x$running()) "running" else "stopped"
-  cat(sprintf("<mcp_background> %d tool(s) on %s (%s)\n", x$tools, x$url, state))
+  # As many as it serves now (mcp_add() and mcp_remove() change that).
+  tools <- if (x$running()) length(the$background$served$tools) else x$tools
+  cat(sprintf("<mcp_background> %d tool(s) on %s (%s)\n", tools, x$url, state))
   if (state == "running") cat("Stop with `$stop()`.\n")
   invisible(x)
 }

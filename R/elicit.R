@@ -12,7 +12,8 @@
 #'   at once, so code before it runs once per round: keep it free of side
 #'   effects (or check [mcp_request()]). The state carried between rounds is
 #'   signed, bound to the tool and its arguments, expires after ten minutes
-#'   and is accepted once by each server process. Without a
+#'   and is accepted once by each server process (a retry that brings
+#'   answers but no state answers the first round). Without a
 #'   `request_state_key` only the process that issued it accepts it; with a
 #'   key shared by several processes, each of them (or the server after a
 #'   restart) accepts it once unless they share a `request_state_store` (see

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from mcppipe import Proc, call, encode
+from summary import Record, percentile, rotations
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".cache" / "bench"
@@ -70,37 +71,16 @@ QUICK = dict(startup_runs=2, latency_rounds=1, latency_calls=300, latency_warmup
              r_call_iterations=20000, result_path_reps=1)
 
 
-def log(*parts):
-    print("[bench]", *parts, file=sys.stderr, flush=True)
-
-
 # A run that fails (a server crashes, an answer is wrong) is recorded and
 # reported rather than ending the whole benchmark.
-ERRORS = []
-
-
-def failed(scenario, name, err):
-    ERRORS.append({"scenario": scenario, "server": name, "error": f"{type(err).__name__}: {err}"})
-    log(f"{scenario} {name} FAILED: {err}")
-
-
-def rotations(names, rounds):
-    """Round r runs the servers starting from the r-th one."""
-    names = list(names)
-    for r in range(rounds):
-        k = r % len(names)
-        yield r, names[k:] + names[:k]
+RECORD = Record("[bench]")
+log, failed, ERRORS = RECORD.log, RECORD.failed, RECORD.errors
 
 
 def spawn(label, spec, scenario, r):
     LOGS.mkdir(parents=True, exist_ok=True)
     return Proc(spec["cmd"], env=spec.get("env"), cwd=spec.get("cwd", str(ROOT)),
                 log_path=LOGS / f"{label}.{scenario}.{r}.log")
-
-
-def percentile(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(q / 100 * (len(xs) - 1))))]
 
 
 # -- scenarios -----------------------------------------------------------------

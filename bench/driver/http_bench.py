@@ -41,6 +41,8 @@ import sys
 import time
 from pathlib import Path
 
+from summary import Record, fmt, med, percentile, ratio, rotations
+
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".cache" / "bench"
 LOGS = CACHE / "logs"
@@ -82,21 +84,8 @@ QUICK = dict(rounds=1, latency_calls=300, warmup=50, clients=4, calls_per_client
              held=100, idle_sessions=50)
 
 
-def log(*parts):
-    print("[bench http]", *parts, file=sys.stderr, flush=True)
-
-
-ERRORS = []
-
-
-def failed(scenario, label, err):
-    ERRORS.append({"scenario": scenario, "server": label, "error": f"{type(err).__name__}: {err}"})
-    log(f"{scenario} {label} FAILED: {err}")
-
-
-def percentile(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(q / 100 * (len(xs) - 1))))]
+RECORD = Record("[bench http]")
+log, failed, ERRORS = RECORD.log, RECORD.failed, RECORD.errors
 
 
 # -- the server process ---------------------------------------------------------
@@ -353,13 +342,6 @@ async def idle_sessions(server, n):
     return {"before_mb": before, "after_mb": after, "sessions": n, "kb_per_session": (after - before) * 1024 / n}
 
 
-def rotations(names, rounds):
-    names = list(names)
-    for r in range(rounds):
-        k = r % len(names)
-        yield r, names[k:] + names[:k]
-
-
 def measure(scenario, rounds, labels, body):
     """Runs `body(server, era)` for each label on a fresh server per run."""
     out = {}
@@ -408,18 +390,6 @@ def run(n):
 
 # -- the report ----------------------------------------------------------------------
 
-def med(xs):
-    return statistics.median(xs) if xs else float("nan")
-
-
-def fmt(x, digits=0):
-    if x is None or x != x:
-        return "–"
-    if digits == 0 and abs(x) >= 1000:
-        return f"{x:,.0f}"
-    return f"{x:.{digits}f}"
-
-
 def rows(res):
     def per(scenario, key):
         return {label: med([r[key] for r in runs]) for label, runs in res[scenario].items()}
@@ -441,10 +411,6 @@ def rows(res):
          per("idle", "kb_per_session"), "lower", 0),
         ("Peak RSS, 100 clients at once (MB)", per("held", "peak_rss_mb"), "lower", 0),
     ]
-
-
-def ratio(a, b):
-    return a / b if a and b and a == a and b == b else float("nan")
 
 
 def table(res):

@@ -10,29 +10,14 @@ them is fixed, and the sentences about who is ahead are chosen by the data.
 
 import argparse
 import json
-import statistics as st
 import sys
+
+from summary import fmt, med, ratio
 
 PEERS = ["mcpserver", "python-sdk", "ts-sdk", "plain-r"]
 OTHERS = PEERS[1:]
 FLOOR = "pipe floor"
 BARE_R = "bare Rscript"
-
-
-def med(xs):
-    return st.median(xs) if xs else float("nan")
-
-
-def fmt(x, digits=0):
-    if x is None or x != x:
-        return "–"
-    if digits == 0 and abs(x) >= 1000:
-        return f"{x:,.0f}"
-    return f"{x:.{digits}f}"
-
-
-def ratio(a, b):
-    return a / b if a and b and a == a and b == b else float("nan")
 
 
 def per_round(res, scenario, who, key):

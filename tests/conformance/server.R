@@ -1,8 +1,8 @@
 # The server the official MCP conformance suite tests (`make conformance`):
-# one tool per scenario of the suite, each doing what the scenario's
-# description asks, written with mcpserver's public API only. What that API
-# cannot express yet is left out and listed, with the reason, in the
-# expected-failures baselines beside this file (see README.md).
+# one tool, resource or prompt per scenario of the suite, each doing what
+# the scenario's description asks, written with mcpserver's public API only.
+# What is left out is listed, with the reason, in the expected-failures
+# baselines beside this file (see README.md).
 #
 #   Rscript tests/conformance/server.R
 #
@@ -106,6 +106,23 @@ tool_with_progress <- tool(
   name = "test_tool_with_progress"
 )
 
+# A value of an answer as JSON text: strings quoted and escaped, numbers,
+# true/false, named lists as objects, and vectors longer than one (or
+# marked with I()) as arrays.
+json_text <- function(x) {
+  one <- function(v) {
+    if (is.logical(v)) return(if (is.na(v)) "null" else tolower(as.character(v)))
+    if (is.numeric(v)) return(if (is.na(v)) "null" else format(v, digits = 15))
+    encodeString(as.character(v), quote = '"')
+  }
+  if (is.list(x)) {
+    fields <- vapply(names(x), function(field) paste0(encodeString(field, quote = '"'), ":", json_text(x[[field]])), "")
+    return(paste0("{", paste(fields, collapse = ","), "}"))
+  }
+  items <- vapply(x, one, "")
+  if (length(x) == 1 && !inherits(x, "AsIs")) items else paste0("[", paste(items, collapse = ","), "]")
+}
+
 # Describes an elicitation answer as the scenarios ask: the action and, when
 # accepted, the content as compact JSON-like text.
 describe_answer <- function(answer) {
@@ -128,16 +145,69 @@ elicitation <- tool(
   name = "test_elicitation"
 )
 
-# The scenario's fixture needs `sampling`, which mcpserver cannot ask for yet
-# (mcp_sample(), issue [12]); asking for `elicitation` instead still makes
-# the server refuse the call with -32021 and HTTP 400 when the client did
-# not declare the capability, which is what the scenario exercises.
+# A field of each primitive type, each with its default (SEP-1034); the
+# answer comes back as JSON text.
+elicitation_defaults <- tool(
+  function() {
+    answer <- mcp_elicit("Please review and update the form fields with defaults", list(
+      name = type_string("User name", default = "John Doe"),
+      age = type_integer("User age", default = 30L),
+      score = type_number("User score", default = 95.5),
+      status = type_enum(c("active", "inactive", "pending"), "User status", default = "active"),
+      verified = type_boolean("Verification status", default = TRUE)
+    ))
+    sprintf("Elicitation completed: action=%s, content=%s", answer$action, json_text(answer$content %||% list()))
+  },
+  "Asks for a form whose every field has a default (elicitation-sep1034-defaults).",
+  name = "test_elicitation_sep1034_defaults"
+)
+
+# The five ways a form offers choices (SEP-1330): plain and labelled single
+# choices, the legacy enumNames labels, plain and labelled multiple choices.
+elicitation_enums <- tool(
+  function() {
+    answer <- mcp_elicit("Please select options from the enum fields", list(
+      untitledSingle = type_enum(c("option1", "option2", "option3"), "Choose an option"),
+      titledSingle = type_enum(c("value1", "value2", "value3"), "Choose a titled option",
+        titles = c("First Option", "Second Option", "Third Option")
+      ),
+      legacyEnum = type_from_schema(list(
+        type = "string", description = "Choose a legacy option",
+        enum = c("opt1", "opt2", "opt3"), enumNames = c("Option One", "Option Two", "Option Three")
+      )),
+      untitledMulti = type_array(type_enum(c("option1", "option2", "option3")), "Choose multiple options"),
+      titledMulti = type_array(
+        type_enum(c("value1", "value2", "value3"), titles = c("First Choice", "Second Choice", "Third Choice")),
+        "Choose multiple titled options"
+      )
+    ))
+    content <- answer$content %||% list()
+    # Multiple choices stay arrays, even of one choice.
+    for (multi in intersect(c("untitledMulti", "titledMulti"), names(content))) content[[multi]] <- I(content[[multi]])
+    sprintf("Elicitation completed: action=%s, content=%s", answer$action, json_text(content))
+  },
+  "Asks for a form with every kind of enum field (elicitation-sep1330-enums).",
+  name = "test_elicitation_sep1330_enums"
+)
+
+sampling <- tool(
+  function(prompt) {
+    answer <- mcp_sample(prompt, max_tokens = 100)
+    paste0("LLM response: ", answer$text)
+  },
+  "Asks the client's model to answer a prompt (tools-call-sampling).",
+  arguments = list(prompt = type_string("The prompt to send to the model")),
+  name = "test_sampling"
+)
+
+# Needs sampling: a 2026-07-28 request that does not declare it is refused
+# with -32021 naming `sampling` (HTTP 400), and the tool never runs on.
 missing_capability <- tool(
   function() {
-    mcp_elicit("This tool needs a capability the client did not declare.", list(ok = type_boolean()))
-    "The client declared the capability."
+    answer <- mcp_sample("Say anything.", max_tokens = 10)
+    paste0("The client declared sampling and answered: ", answer$text)
   },
-  "Needs a client capability: refused with -32021 without it (server-stateless).",
+  "Needs the client's sampling capability: refused with -32021 without it (server-stateless).",
   name = "test_missing_capability"
 )
 
@@ -161,9 +231,13 @@ logging_tool <- tool(
   name = "test_logging_tool"
 )
 
+# The input_required tools name each question with the key its scenario
+# expects (user_name, confirm, step1, ...): mcp_ask() sends those keys.
+ask_name <- function() ask_user("What is your name?", list(name = type_string()))
+
 input_required_elicitation <- tool(
   function() {
-    answer <- mcp_elicit("What is your name?", list(name = type_string()))
+    answer <- mcp_ask(user_name = ask_name())$user_name
     if (answer$action != "accept") return(paste0("No name given (", answer$action, ")."))
     paste0("Hello, ", answer$content$name, "!")
   },
@@ -171,11 +245,69 @@ input_required_elicitation <- tool(
   name = "test_input_required_result_elicitation"
 )
 
-# mcp_elicit() returns only once the server has verified the state the
-# client echoed, so reaching the end proves the state round-tripped.
+input_required_sampling <- tool(
+  function() {
+    answer <- mcp_ask(capital_question = ask_model("What is the capital of France?", max_tokens = 100))
+    paste0("The model answered: ", answer$capital_question$text)
+  },
+  "Asks the client's model a question, then returns its answer (input-required-result-basic-sampling).",
+  name = "test_input_required_result_sampling"
+)
+
+describe_roots <- function(roots) {
+  if (nrow(roots) == 0) return("no roots")
+  paste(sprintf("%s (%s)", roots$uri, ifelse(is.na(roots$name), "unnamed", roots$name)), collapse = ", ")
+}
+
+input_required_list_roots <- tool(
+  function() {
+    roots <- mcp_ask(client_roots = ask_roots())$client_roots
+    paste0("The client's roots: ", describe_roots(roots), ".")
+  },
+  "Asks the client for its roots, then lists them (input-required-result-basic-list-roots).",
+  name = "test_input_required_result_list_roots"
+)
+
+# Three questions of three kinds in one round; the state that carries them
+# to the retry is signed.
+input_required_multiple_inputs <- tool(
+  function() {
+    got <- mcp_ask(
+      user_name = ask_name(),
+      greeting = ask_model("Generate a greeting", max_tokens = 50),
+      client_roots = ask_roots()
+    )
+    sprintf("%s %s! Your roots: %s.",
+      got$greeting$text, format(got$user_name$content$name %||% NA), describe_roots(got$client_roots))
+  },
+  "Asks the user, the model and the client at once (input-required-result-multiple-input-requests).",
+  name = "test_input_required_result_multiple_inputs"
+)
+
+# Asks only what this request's client capabilities allow: a client with
+# sampling alone is asked through sampling, never through elicitation.
+input_required_capabilities <- tool(
+  function() {
+    capabilities <- names(mcp_request()$capabilities)
+    requests <- list()
+    if ("elicitation" %in% capabilities) requests$user_name <- ask_name()
+    if ("sampling" %in% capabilities) requests$greeting <- ask_model("Generate a greeting", max_tokens = 50)
+    if ("roots" %in% capabilities) requests$client_roots <- ask_roots()
+    if (length(requests) == 0) return("The client declared no capability to ask with.")
+    got <- do.call(mcp_ask, requests)
+    paste0("Asked through: ", paste(names(got), collapse = ", "), ".")
+  },
+  "Asks for input only through the capabilities the client declared (input-required-result-capability-check).",
+  name = "test_input_required_result_capabilities"
+)
+
+ask_confirmation <- function() ask_user("Please confirm", list(ok = type_boolean()))
+
+# mcp_ask() returns only once the server has verified the state the client
+# echoed, so reaching the end proves the state round-tripped.
 input_required_request_state <- tool(
   function() {
-    answer <- mcp_elicit("Please confirm", list(ok = type_boolean()))
+    answer <- mcp_ask(confirm = ask_confirmation())$confirm
     sprintf("state-ok: the request state was verified (confirmed: %s)", format(answer$content$ok %||% NA))
   },
   "Asks for a confirmation; the answer comes back with a signed request state (input-required-result-request-state).",
@@ -184,8 +316,8 @@ input_required_request_state <- tool(
 
 input_required_multi_round <- tool(
   function() {
-    name <- mcp_elicit("Step 1: What is your name?", list(name = type_string()))
-    color <- mcp_elicit("Step 2: What is your favorite color?", list(color = type_string()))
+    name <- mcp_ask(step1 = ask_user("Step 1: What is your name?", list(name = type_string())))$step1
+    color <- mcp_ask(step2 = ask_user("Step 2: What is your favorite color?", list(color = type_string())))$step2
     sprintf("Multi-round complete: name %s, favorite color %s.",
       format(name$content$name %||% NA), format(color$content$color %||% NA))
   },
@@ -195,7 +327,7 @@ input_required_multi_round <- tool(
 
 input_required_tampered_state <- tool(
   function() {
-    answer <- mcp_elicit("Please confirm", list(ok = type_boolean()))
+    answer <- mcp_ask(confirm = ask_confirmation())$confirm
     paste0("Confirmed: ", describe_answer(answer))
   },
   "Asks for a confirmation; a tampered request state is refused (input-required-result-tampered-state).",
@@ -211,12 +343,112 @@ custom_header <- tool(
   name = "test_custom_header"
 )
 
+# A whole input schema in JSON Schema 2020-12, sent as it is: $schema, $defs
+# with an $anchor, $ref, allOf/anyOf, if/then/else, additionalProperties.
+contact_schema <- list(
+  `$schema` = "https://json-schema.org/draft/2020-12/schema",
+  type = "object",
+  `$defs` = list(address = list(
+    `$anchor` = "addressDef", type = "object",
+    properties = list(street = list(type = "string"), city = list(type = "string"))
+  )),
+  properties = list(
+    name = list(type = "string"),
+    address = list(`$ref` = "#/$defs/address"),
+    contactMethod = list(type = "string", enum = c("phone", "email")),
+    phone = list(type = "string"),
+    email = list(type = "string")
+  ),
+  allOf = list(list(anyOf = list(list(required = I("phone")), list(required = I("email"))))),
+  `if` = list(properties = list(contactMethod = list(const = "phone")), required = I("contactMethod")),
+  then = list(required = I("phone")),
+  `else` = list(required = I("email")),
+  additionalProperties = FALSE
+)
+
+json_schema_2020_12 <- tool(
+  function(name = NULL, address = NULL, contactMethod = NULL, phone = NULL, email = NULL) {
+    how <- if (identical(contactMethod, "phone")) paste("phone", phone) else paste("email", email)
+    paste0("Contact ", name %||% "(no name)", " by ", how, ".")
+  },
+  "Tool with JSON Schema 2020-12 features (json-schema-2020-12).",
+  arguments = type_from_schema(contact_schema),
+  name = "json_schema_2020_12_tool"
+)
+
 conformance_tools <- list(
   simple_text, image_content, audio_content, embedded_resource,
   multiple_content_types, tool_with_logging, error_handling, tool_with_progress,
-  elicitation, missing_capability, streaming_elicitation, logging_tool,
-  input_required_elicitation, input_required_request_state,
-  input_required_multi_round, input_required_tampered_state, custom_header
+  elicitation, elicitation_defaults, elicitation_enums, sampling,
+  missing_capability, streaming_elicitation, logging_tool,
+  input_required_elicitation, input_required_sampling, input_required_list_roots,
+  input_required_multiple_inputs, input_required_capabilities,
+  input_required_request_state, input_required_multi_round,
+  input_required_tampered_state, custom_header, json_schema_2020_12
+)
+
+# --- Resources (resources-*, sep-2164-resource-not-found, caching) ----------
+
+conformance_resources <- list(
+  resource("test://static-text", "This is the content of the static text resource.",
+    name = "static-text", title = "Static Text Resource",
+    description = "A static text resource for testing", mime_type = "text/plain"
+  ),
+  resource("test://static-binary",
+    function() content_resource("test://static-binary", blob = red_pixel_png, mime_type = "image/png"),
+    name = "static-binary", title = "Static Binary Resource",
+    description = "A static binary resource (a PNG image) for testing", mime_type = "image/png"
+  ),
+  resource("test://watched-resource", "Watched resource content",
+    name = "watched-resource", title = "Watched Resource",
+    description = "A resource clients can subscribe to", mime_type = "text/plain"
+  ),
+  resource_template("test://template/{id}/data",
+    function(id) list(id = id, templateTest = TRUE, data = paste0("Data for ID: ", id)),
+    name = "template", title = "Template Resource",
+    description = "A resource template with an id parameter", mime_type = "application/json"
+  )
+)
+
+# --- Prompts and completion (prompts-*, completion-complete) ----------------
+
+# Suggestions for arg1 of test_prompt_with_arguments: the words starting
+# with what the user typed, in this order.
+arg1_suggestions <- c("paris", "park", "party", "test", "testing", "testValue1")
+
+conformance_prompts <- list(
+  prompt(function() "This is a simple prompt for testing.",
+    name = "test_simple_prompt", title = "Simple Prompt",
+    description = "A simple prompt without arguments"
+  ),
+  prompt(function(arg1, arg2) sprintf("Prompt with arguments: arg1='%s', arg2='%s'", arg1, arg2),
+    name = "test_prompt_with_arguments", title = "Prompt With Arguments",
+    description = "A prompt with two required arguments",
+    arguments = list(arg1 = "First test argument", arg2 = "Second test argument"),
+    complete = list(arg1 = function(value) arg1_suggestions[startsWith(arg1_suggestions, value)])
+  ),
+  prompt(function(resourceUri) {
+    list(
+      content_resource(resourceUri, text = "Embedded resource content for testing.", mime_type = "text/plain"),
+      "Please process the embedded resource above."
+    )
+  },
+    name = "test_prompt_with_embedded_resource", title = "Prompt With Embedded Resource",
+    description = "A prompt that embeds the resource it is given",
+    arguments = list(resourceUri = "URI of the resource to embed")
+  ),
+  prompt(function() list(content_image(red_pixel_png, "image/png"), "Please analyze the image above."),
+    name = "test_prompt_with_image", title = "Prompt With Image",
+    description = "A prompt with an image"
+  ),
+  # Asks the user for the context first (2026-07-28: an input_required result).
+  prompt(function() {
+    answer <- mcp_ask(user_context = ask_user("What context should the prompt use?", list(context = type_string())))
+    paste0("Prompt with context: ", answer$user_context$content$context %||% "(none given)")
+  },
+    name = "test_input_required_result_prompt", title = "Prompt Asking For Context",
+    description = "A prompt that asks the user for context before it is built (input-required-result-non-tool-request)"
+  )
 )
 
 # --- List changes (issue [12]: mcp_add(), mcp_remove()) --------------------
@@ -266,7 +498,10 @@ with_list_change_fixtures <- function(options) {
 
 serve_conformance <- function(transport = Sys.getenv("MCP_CONFORMANCE_TRANSPORT", "http"),
                               port = as.integer(Sys.getenv("MCP_CONFORMANCE_PORT", "0"))) {
-  options <- list(conformance_tools, name = "mcpserver-conformance", version = "1.0.0")
+  options <- list(conformance_tools,
+    name = "mcpserver-conformance", version = "1.0.0",
+    resources = conformance_resources, prompts = conformance_prompts
+  )
   options <- with_list_change_fixtures(options)
   if (identical(transport, "stdio")) return(do.call(mcp_server, options))
   do.call(mcp_server, c(options, list(transport = "http", host = "127.0.0.1", port = port)))

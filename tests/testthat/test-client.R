@@ -112,3 +112,179 @@ test_that("HTTP failures are protocol errors with the HTTP status", {
   expect_error(mcp_client(fixture("everything.R"), token = "x"), "`token` and `headers` are for a server given by its URL")
   expect_error(mcp_client("https://example.com/mcp"), "Only plain http:// URLs")
 })
+
+# A fixture script served over HTTP on a free port: its closing
+# mcp_server() call gets the transport.
+serve_fixture_http <- function(name, env = parent.frame()) {
+  code <- readLines(fixture(name))
+  last <- max(grep(")", code, fixed = TRUE))
+  code[last] <- sub("\\)([^)]*)$", ", transport = 'http', port = 0)\\1", code[last])
+  start_http_server(code, env = env)$url
+}
+
+model <- function(messages, params) {
+  paste0("Paris (", params$maxTokens, " tokens, asked: ", messages[[1]]$content$text, ")")
+}
+user <- function(message, schema) list(action = "accept", content = list(name = "Ada"))
+two_roots <- c(Project = "file:///work/project", "file:///data")
+
+test_that("sample and roots answer the server's requests, over stdio and HTTP, in both eras", {
+  servers <- list(stdio = fixture("asking.R"), http = serve_fixture_http("asking.R"))
+  for (where in names(servers)) {
+    for (version in c("2025-11-25", "2026-07-28")) {
+      info <- paste(where, version)
+      client <- mcp_client(servers[[where]], protocol_version = version, sample = model, roots = two_roots, elicit = user)
+      expect_equal(
+        mcp_call(client, "capital")$text,
+        "LLM response: Paris (100 tokens, asked: What is the capital of France?) (mcpserver-r-client, endTurn)",
+        info = info
+      )
+      expect_equal(mcp_call(client, "roots")$text, "2 roots: file:///work/project Project; file:///data NA", info = info)
+      # Three requests of three kinds, in one round on 2026-07-28.
+      expect_equal(mcp_call(client, "multiple")$text, "Paris (50 tokens, asked: Generate a greeting) Ada - roots: 2", info = info)
+      mcp_close(client)
+    }
+  }
+})
+
+test_that("the client declares only the capabilities it was given a function for", {
+  for (version in c("2025-11-25", "2026-07-28")) {
+    # Sampling only: the tool asks the model, not the user.
+    client <- mcp_client(fixture("asking.R"), protocol_version = version, sample = function(messages, params) "Hello!")
+    expect_equal(mcp_call(client, "by_capability")$text, "Hello!", info = version)
+    mcp_close(client)
+    # Elicitation only: the tool asks the user.
+    client <- mcp_client(fixture("asking.R"), protocol_version = version, elicit = user)
+    expect_equal(mcp_call(client, "by_capability")$text, "Ada", info = version)
+    mcp_close(client)
+  }
+  # Without `sample`, sampling cannot be had: a tool error before
+  # 2026-07-28, -32021 naming sampling on it.
+  client <- mcp_client(fixture("asking.R"), elicit = user)
+  r <- mcp_call(client, "capital")
+  expect_true(r$is_error)
+  expect_match(r$text, "sampling")
+  mcp_close(client)
+  client <- mcp_client(fixture("asking.R"), protocol_version = "2026-07-28", elicit = user)
+  err <- tryCatch(mcp_call(client, "roots"), error = identity)
+  expect_s3_class(err, "mcpserver_protocol_error")
+  expect_equal(err$code, -32021L)
+  expect_named(err$data$requiredCapabilities, "roots")
+  mcp_close(client)
+})
+
+test_that("a sampling answer may be a whole result, and roots a function or paths", {
+  whole <- function(messages, params) {
+    list(role = "assistant", content = list(type = "text", text = "Lyon"), model = "tiny", stopReason = "maxTokens")
+  }
+  dir <- file.path(withr::local_tempdir(), "my project")
+  dir.create(dir)
+  calls <- 0
+  roots <- function() {
+    calls <<- calls + 1
+    c(Here = dir)
+  }
+  for (version in c("2025-11-25", "2026-07-28")) {
+    client <- mcp_client(fixture("asking.R"), protocol_version = version, sample = whole, roots = roots)
+    expect_equal(mcp_call(client, "capital")$text, "LLM response: Lyon (tiny, maxTokens)")
+    # A path becomes a file:// URI, percent-encoded.
+    expect_equal(mcp_call(client, "roots")$text, paste0("1 roots: file://", sub(" ", "%20", normalizePath(dir)), " Here"))
+    mcp_close(client)
+  }
+  expect_equal(calls, 2)
+  # A function of the messages alone.
+  client <- mcp_client(fixture("asking.R"), sample = function(messages) toupper(messages[[1]]$content$text))
+  expect_match(mcp_call(client, "capital")$text, "WHAT IS THE CAPITAL OF FRANCE?", fixed = TRUE)
+  mcp_close(client)
+})
+
+test_that("an error in an answering function is raised, and the server goes on", {
+  broken <- function(messages, params) stop("no model here")
+  for (version in c("2025-11-25", "2026-07-28")) {
+    client <- mcp_client(fixture("asking.R"), protocol_version = version, sample = broken, roots = two_roots)
+    expect_error(mcp_call(client, "capital"), "no model here")
+    expect_equal(mcp_call(client, "roots")$text, "2 roots: file:///work/project Project; file:///data NA", info = version)
+    mcp_close(client)
+  }
+  client <- mcp_client(fixture("asking.R"), sample = function(messages, params) 42)
+  expect_error(mcp_call(client, "capital"), "`sample` must return a string or a list")
+  mcp_close(client)
+})
+
+test_that("mcp_client() checks sample and roots", {
+  expect_error(mcp_client(fixture("asking.R"), sample = "model"), "`sample` must be NULL or a function")
+  expect_error(mcp_client(fixture("asking.R"), roots = 1), "`roots` must be a character vector")
+  expect_error(mcp_client(fixture("asking.R"), roots = c("file:///a", NA)), "`roots` must be a character vector")
+})
+
+test_that("resources, templates and prompts are listed, read and got, over stdio and HTTP, in both eras", {
+  servers <- list(stdio = fixture("resources.R"), http = serve_fixture_http("resources.R"))
+  context <- function(message, schema) list(action = "accept", content = list(context = "sales data"))
+  for (where in names(servers)) {
+    for (version in c("2025-11-25", "2026-07-28")) {
+      info <- paste(where, version)
+      client <- mcp_client(servers[[where]], protocol_version = version, elicit = context)
+      resources <- mcp_resources(client)
+      expect_s3_class(resources, "mcpserver_resource_list")
+      expect_true(all(c("test://static-text", "test://static-binary", "notes://all") %in% names(resources)), info = info)
+      expect_equal(resources$`test://static-text`$mimeType, "text/plain", info = info)
+      expect_output(print(resources), "test://static-text: A static text resource", fixed = TRUE)
+      templates <- mcp_resource_templates(client)
+      expect_equal(names(templates), c("test://template/{id}/data", "datasets://{name}"), info = info)
+      expect_output(print(templates), "<2 resource templates>", fixed = TRUE)
+
+      text <- mcp_read_resource(client, "test://static-text")
+      expect_s3_class(text, "mcpserver_read_result")
+      expect_equal(text$text, "This is the content of the static text resource.", info = info)
+      expect_equal(text$result_type, "complete")
+      binary <- mcp_read_resource(client, "test://static-binary")
+      expect_equal(binary$text, "")
+      expect_equal(binary$contents[[1]]$mimeType, "image/png")
+      expect_equal(mcp_read_resource(client, "test://template/42/data")$text, '{"id":"42","templateTest":true,"data":"Data for ID: 42"}')
+      err <- tryCatch(mcp_read_resource(client, "test://nothing"), error = identity)
+      expect_s3_class(err, "mcpserver_protocol_error")
+      expect_equal(err$code, if (version == "2026-07-28") -32602L else -32002L, info = info)
+      expect_equal(err$data$uri, "test://nothing")
+
+      prompts <- mcp_prompts(client)
+      expect_true(all(c("test_simple_prompt", "dialogue") %in% names(prompts)), info = info)
+      expect_output(print(prompts), "dialogue: A two-turn dialogue", fixed = TRUE)
+      dialogue <- mcp_get_prompt(client, "dialogue", topic = "cats", tone = "warm")
+      expect_s3_class(dialogue, "mcpserver_prompt_result")
+      expect_equal(dialogue$roles, c("user", "assistant"))
+      expect_equal(dialogue$text, "Tell me about cats.\nGladly, in a warm tone.", info = info)
+      expect_equal(mcp_get_prompt(client, "test_prompt_with_arguments", arguments = list(arg1 = "a", arg2 = 2))$text,
+        "Prompt with arguments: arg1='a', arg2='2'")
+      expect_equal(mcp_get_prompt(client, "test_prompt_with_image")$messages[[1]]$content$type, "image")
+      # A prompt asking the user: a request, or an input_required round.
+      expect_equal(mcp_get_prompt(client, "test_input_required_result_prompt")$text, "Prompt with context: sales data", info = info)
+      err <- tryCatch(mcp_get_prompt(client, "dialogue"), error = identity)
+      expect_equal(err$code, -32602L)
+
+      completions <- mcp_complete(client, "name", "a", template = "datasets://{name}")
+      expect_equal(as.vector(completions), "airquality", info = info)
+      expect_equal(attr(completions, "total"), 1L)
+      # The other arguments already given reach the completion function.
+      expect_equal(
+        as.vector(mcp_complete(client, "arg1", "x", prompt = "test_prompt_with_arguments", context = list(arg2 = "!"))),
+        c("xA!", "xB!"), info = info
+      )
+      expect_length(mcp_complete(client, "tone", "w", prompt = "dialogue"), 0)
+      mcp_close(client)
+    }
+  }
+})
+
+test_that("the resource and prompt helpers check their arguments", {
+  client <- mcp_client(fixture("resources.R"))
+  withr::defer(mcp_close(client))
+  expect_error(mcp_read_resource(client, 1), "`uri` must be a single string")
+  expect_error(mcp_get_prompt(client, "dialogue", "cats"), "Prompt arguments must be named")
+  expect_error(mcp_get_prompt(client, "dialogue", topic = c("a", "b")), "Prompt arguments must be single strings")
+  expect_error(mcp_complete(client, "name", "a"), "Give one of `prompt`")
+  expect_error(mcp_complete(client, "name", "a", prompt = "x", template = "y"), "Give one of `prompt`")
+  expect_error(mcp_resources(list()), "`client` must be made by `mcp_client()`", fixed = TRUE)
+  # A prompt asking the user, with no `elicit`: a tool-like failure the
+  # server reports.
+  expect_error(mcp_get_prompt(client, "test_input_required_result_prompt"), class = "mcpserver_protocol_error")
+})

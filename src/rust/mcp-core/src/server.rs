@@ -569,6 +569,87 @@ fn events(shared: &Arc<Shared>, thread: &'static str) -> Events {
     }
 }
 
+/// What serving starts from on either transport: the shared state, the
+/// queue of jobs for the R thread and the timers' thread. The transport's
+/// own threads (or listener) are added by `Server::start` or
+/// `Server::start_http`.
+struct Core {
+    config: Arc<Config>,
+    shared: Arc<Shared>,
+    jobs: mpsc::Receiver<Box<Job>>,
+    timers: (tokio::sync::oneshot::Sender<()>, JoinHandle<()>),
+}
+
+impl Core {
+    /// `writer` is the queue to a stdio writer thread: with one, the stdio
+    /// client's engine is made too; without, the server serves HTTP.
+    fn start(
+        config: Config,
+        registry: Registry,
+        interrupter: Interrupter,
+        writer: Option<mpsc::Sender<String>>,
+    ) -> io::Result<Core> {
+        let config = Arc::new(config);
+        let live = Live::new(Arc::new(registry));
+        let (job_tx, jobs) = mpsc::channel();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()?;
+        let stdio = writer.is_some().then(|| {
+            let engines = crate::engine::Shared::new(&config);
+            let engine = Engine::sharing(config.clone(), live.clone(), &engines);
+            Slot::new(engine, Sink::Stdout)
+        });
+        let shared = Arc::new(Shared {
+            stdio,
+            live,
+            followers: Mutex::new(Vec::new()),
+            unannounced: Mutex::new((Kinds::default(), false)),
+            job_slots: Mutex::new(HashMap::new()),
+            writer: Mutex::new(writer),
+            jobs: Mutex::new(Some(job_tx)),
+            board: Arc::new(Board::new(interrupter)),
+            replies: Mutex::new(HashMap::new()),
+            input_ended: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            stop_reader: Arc::new(AtomicBool::new(false)),
+            pressure: Arc::new(Backpressure::new(config.limits.clone())),
+            timers: runtime.handle().clone(),
+            trace: Arc::new(Trace::from_env()),
+            waker: Mutex::new(None),
+        });
+        let timers = run_timers(runtime, &shared)?;
+        Ok(Core {
+            config,
+            shared,
+            jobs,
+            timers,
+        })
+    }
+
+    /// The server, with no transport threads, listener or stdio guard yet:
+    /// the caller adds its own once they have started.
+    fn into_server(self, writer_done: mpsc::Receiver<()>) -> Server {
+        Server {
+            shared: self.shared,
+            jobs: self.jobs,
+            config: self.config,
+            timeout: Mutex::new(None),
+            large_job: Mutex::new(None),
+            reader: None,
+            timers: Some(self.timers),
+            writer_done,
+            writer: None,
+            guard: None,
+            stopped: false,
+            worker_tools: HashSet::new(),
+            pid: std::process::id(),
+            http: None,
+        }
+    }
+}
+
 impl Server {
     /// Serves on the process's stdin and stdout, which are moved to private
     /// descriptors until [`Server::stop`]. `interrupter` makes the thread
@@ -592,50 +673,17 @@ impl Server {
         guard: Option<StdioGuard>,
         interrupter: Interrupter,
     ) -> io::Result<Server> {
-        let config = Arc::new(config);
-        let registry = Arc::new(registry);
-        let trace = Arc::new(Trace::from_env());
-        let (job_tx, jobs) = mpsc::channel();
         let (line_tx, line_rx) = mpsc::channel::<String>();
         let (done_tx, writer_done) = mpsc::channel();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()?;
-
-        let stop_reader = Arc::new(AtomicBool::new(false));
-        let live = Live::new(registry);
-        let engine = Engine::sharing(
-            config.clone(),
-            live.clone(),
-            &crate::engine::Shared::new(&config),
-        );
-        let shared = Arc::new(Shared {
-            stdio: Some(Slot::new(engine, Sink::Stdout)),
-            live,
-            followers: Mutex::new(Vec::new()),
-            unannounced: Mutex::new((Kinds::default(), false)),
-            job_slots: Mutex::new(HashMap::new()),
-            writer: Mutex::new(Some(line_tx)),
-            jobs: Mutex::new(Some(job_tx)),
-            board: Arc::new(Board::new(interrupter)),
-            replies: Mutex::new(HashMap::new()),
-            input_ended: AtomicBool::new(false),
-            closing: AtomicBool::new(false),
-            failure: Mutex::new(None),
-            stop_reader: stop_reader.clone(),
-            pressure: Arc::new(Backpressure::new(config.limits.clone())),
-            timers: runtime.handle().clone(),
-            trace: trace.clone(),
-            waker: Mutex::new(None),
-        });
-        let timers = run_timers(runtime, &shared)?;
+        let core = Core::start(config, registry, interrupter, Some(line_tx))?;
+        let shared = &core.shared;
 
         let gone = shared.clone();
         let writer = transport::spawn_writer(
             output,
             line_rx,
-            trace.clone(),
-            events(&shared, "writer"),
+            shared.trace.clone(),
+            events(shared, "writer"),
             move || gone.client_gone(),
             done_tx,
         )?;
@@ -643,29 +691,18 @@ impl Server {
         let inbound = shared.clone();
         let reader = transport::spawn_reader(
             input,
-            config.max_message_bytes,
-            stop_reader,
-            trace,
-            events(&shared, "reader"),
+            core.config.max_message_bytes,
+            shared.stop_reader.clone(),
+            shared.trace.clone(),
+            events(shared, "reader"),
             move |msg| inbound.on_inbound(msg),
         )?;
 
-        Ok(Server {
-            shared,
-            jobs,
-            config,
-            timeout: Mutex::new(None),
-            large_job: Mutex::new(None),
-            reader: Some(reader),
-            timers: Some(timers),
-            writer_done,
-            writer: Some(writer),
-            guard,
-            stopped: false,
-            worker_tools: HashSet::new(),
-            pid: std::process::id(),
-            http: None,
-        })
+        let mut server = core.into_server(writer_done);
+        server.reader = Some(reader);
+        server.writer = Some(writer);
+        server.guard = guard;
+        Ok(server)
     }
 
     /// Serves Streamable HTTP (see [`crate::http`]) on the address in
@@ -679,58 +716,19 @@ impl Server {
         options: crate::http::Options,
         interrupter: Interrupter,
     ) -> io::Result<Server> {
-        let config = Arc::new(config);
-        let registry = Arc::new(registry);
-        let trace = Arc::new(Trace::from_env());
-        let (job_tx, jobs) = mpsc::channel();
         // No writer thread: its end of the channel is dropped at once, so
         // `stop` finds nothing to wait for.
         let (_, writer_done) = mpsc::channel();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()?;
-        let shared = Arc::new(Shared {
-            stdio: None,
-            live: Live::new(registry),
-            followers: Mutex::new(Vec::new()),
-            unannounced: Mutex::new((Kinds::default(), false)),
-            job_slots: Mutex::new(HashMap::new()),
-            writer: Mutex::new(None),
-            jobs: Mutex::new(Some(job_tx)),
-            board: Arc::new(Board::new(interrupter)),
-            replies: Mutex::new(HashMap::new()),
-            input_ended: AtomicBool::new(false),
-            closing: AtomicBool::new(false),
-            failure: Mutex::new(None),
-            stop_reader: Arc::new(AtomicBool::new(false)),
-            pressure: Arc::new(Backpressure::new(config.limits.clone())),
-            timers: runtime.handle().clone(),
-            trace,
-            waker: Mutex::new(None),
-        });
-        let timers = run_timers(runtime, &shared)?;
+        let core = Core::start(config, registry, interrupter, None)?;
         let front = Front {
-            shared: shared.clone(),
-            config: config.clone(),
-            engines: crate::engine::Shared::new(&config),
+            shared: core.shared.clone(),
+            config: core.config.clone(),
+            engines: crate::engine::Shared::new(&core.config),
         };
         let http = crate::http::Listener::start(options, front)?;
-        Ok(Server {
-            shared,
-            jobs,
-            config,
-            timeout: Mutex::new(None),
-            large_job: Mutex::new(None),
-            reader: None,
-            timers: Some(timers),
-            writer_done,
-            writer: None,
-            guard: None,
-            stopped: false,
-            worker_tools: HashSet::new(),
-            pid: std::process::id(),
-            http: Some(http),
-        })
+        let mut server = core.into_server(writer_done);
+        server.http = Some(http);
+        Ok(server)
     }
 
     /// The address an HTTP server listens on.
@@ -822,8 +820,9 @@ impl Server {
                         .sent_arguments
                         .as_ref()
                         .is_some_and(|a| a.len() >= memory::LARGE_MESSAGE);
-                    // Read and checked here, on the tool's thread: neither
-                    // the reader nor the engine's lock waits for a large one.
+                    // Large arguments are read and checked here, on the
+                    // tool's thread: neither the reader nor the engine's
+                    // lock waits for them (small ones were read already).
                     let registry = job.registry.clone();
                     if let Err(refusal) = job.read_arguments(&registry) {
                         self.complete(job.id, Outcome::Done(refusal));

@@ -1143,6 +1143,53 @@ fn oversized_lines_are_answered_with_their_id() {
         .contains("99999999 bytes"));
 }
 
+/// The job a `tools/call` with these arguments becomes, as the engine hands
+/// it out (before the tool's thread reads anything).
+fn job_as_made(h: &mut Harness, id: u64, arguments: Value) -> Box<Job> {
+    let call = json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{
+        "name":"add","arguments":arguments}});
+    let mut out = Vec::new();
+    h.engine.on_line(call.to_string().as_bytes(), &mut out);
+    out.into_iter()
+        .find_map(|o| match o {
+            Output::Run(job) => Some(job),
+            _ => None,
+        })
+        .expect("the call becomes a job")
+}
+
+#[test]
+fn small_arguments_are_read_as_the_job_is_made_and_large_ones_by_the_tool_thread() {
+    let mut h = Harness::new();
+    h.initialize("2025-11-25");
+    let mut small = job_as_made(&mut h, 1, json!({"x": 1.5, "y": 2}));
+    assert!(small.sent_arguments.is_none(), "read already");
+    assert_eq!(
+        Value::Object(small.arguments.clone()),
+        json!({"x": 1.5, "y": 2})
+    );
+    assert!(small.read_arguments(&h.registry).is_ok());
+    assert_eq!(
+        Value::Object(small.arguments.clone()),
+        json!({"x": 1.5, "y": 2})
+    );
+    // A refusal found early is what reading gives, once the tool's thread asks.
+    let mut wrong = job_as_made(&mut h, 2, json!({"x": "one", "y": 2}));
+    let refusal = wrong.read_arguments(&h.registry).unwrap_err();
+    assert!(refusal.is_error);
+    assert!(
+        format!("{:?}", refusal.content).contains("Invalid arguments for tool \\\"add\\\""),
+        "{:?}",
+        refusal.content
+    );
+    // Large arguments stay text until then (and then are refused whole).
+    let pad = "p".repeat(100_000);
+    let mut large = job_as_made(&mut h, 3, json!({"x": 1, "y": 2, "pad": pad}));
+    assert!(large.sent_arguments.is_some(), "left for the tool's thread");
+    assert!(large.read_arguments(&h.registry).is_err());
+    assert!(large.sent_arguments.is_none());
+}
+
 fn call_with_token(h: &mut Harness, id: u64, token: Value) -> Job {
     h.send_value(
         json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{check_message, done_text};
+use common::{check_message, done_text, initialize_request, initialized_notification, retry};
 use mcp_core::board::Interrupter;
 use mcp_core::engine::{Config, InputMode, Outcome, Progress};
 use mcp_core::http::security::Allowed;
@@ -339,8 +339,7 @@ fn initialize(address: SocketAddr, capabilities: Value) -> String {
     let reply = post(
         address,
         &[],
-        &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-            "protocolVersion":"2025-11-25","capabilities":capabilities,"clientInfo":{"name":"t","version":"1"}}}),
+        &initialize_request("2025-11-25", capabilities),
     );
     assert_eq!(reply.status, 200);
     let session = reply
@@ -353,7 +352,7 @@ fn initialize(address: SocketAddr, capabilities: Value) -> String {
     let done = post(
         address,
         &[("Mcp-Session-Id", &session)],
-        &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        &initialized_notification(),
     );
     assert_eq!(done.status, 202);
     session
@@ -760,8 +759,7 @@ fn a_listen_stream_is_acknowledged_and_held_open() {
 #[test]
 fn dns_rebinding_is_refused_and_loopback_names_are_served() {
     let h = start(options());
-    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+    let init = initialize_request("2025-11-25", json!({}));
     let evil = post(
         h.address,
         &[
@@ -857,12 +855,7 @@ fn limits_on_bodies_heads_sessions_and_media_types() {
     assert_eq!(garbage.json()["error"]["code"], -32700);
     initialize(h.address, json!({}));
     initialize(h.address, json!({}));
-    let third = post(
-        h.address,
-        &[],
-        &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
-    );
+    let third = post(h.address, &[], &initialize_request("2025-11-25", json!({})));
     assert_eq!(third.status, 503);
     // The server goes on serving.
     assert_eq!(
@@ -920,17 +913,18 @@ fn a_session_call_is_cancelled_by_notification_and_its_stream_ends_empty() {
     // A legacy client going away would not cancel; its notification does.
     let cancel =
         json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}});
-    let mut cancelled = None;
-    for _ in 0..200 {
-        assert_eq!(
-            post(h.address, &[("Mcp-Session-Id", &session)], &cancel).status,
-            202
-        );
-        if let Ok(seen) = h.seen.recv_timeout(Duration::from_millis(50)) {
-            cancelled = Some(seen);
-            break;
-        }
-    }
+    let cancelled = retry(
+        200,
+        Duration::ZERO,
+        || {
+            assert_eq!(
+                post(h.address, &[("Mcp-Session-Id", &session)], &cancel).status,
+                202
+            );
+            h.seen.recv_timeout(Duration::from_millis(50)).ok()
+        },
+        Option::is_some,
+    );
     assert_eq!(cancelled, Some(Seen::Cancelled("5".into())));
     let (status, messages) = caller.join().unwrap();
     assert_eq!(status, 200);
@@ -948,16 +942,16 @@ fn an_idle_session_ends() {
     });
     let session = initialize(h.address, json!({}));
     let list = json!({"jsonrpc":"2.0","id":1,"method":"tools/list"});
-    let mut status = 200;
-    for _ in 0..100 {
-        std::thread::sleep(Duration::from_millis(100));
-        status = post(h.address, &[("Mcp-Session-Id", &session)], &list).status;
-        if status == 404 {
-            break;
-        }
-        // A request keeps it alive: wait without one.
-        std::thread::sleep(Duration::from_millis(400));
-    }
+    // A request keeps it alive: wait without one between them.
+    let status = retry(
+        100,
+        Duration::from_millis(400),
+        || {
+            std::thread::sleep(Duration::from_millis(100));
+            post(h.address, &[("Mcp-Session-Id", &session)], &list).status
+        },
+        |status| *status == 404,
+    );
     assert_eq!(status, 404, "the idle session ended");
 }
 
@@ -978,14 +972,12 @@ fn requests_beyond_the_stream_limit_are_refused_until_one_ends() {
     assert_eq!(refused.status, 503);
     assert!(refused.header("retry-after").is_some());
     drop(held);
-    let mut status = 503;
-    for _ in 0..100 {
-        status = post(h.address, &modern_headers("tools/list", None), &list).status;
-        if status == 200 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let status = retry(
+        100,
+        Duration::from_millis(50),
+        || post(h.address, &modern_headers("tools/list", None), &list).status,
+        |status| *status == 200,
+    );
     assert_eq!(status, 200, "the place is free once the stream closed");
 }
 
@@ -993,12 +985,7 @@ fn requests_beyond_the_stream_limit_are_refused_until_one_ends() {
 fn a_2025_03_26_session_takes_batches_and_later_revisions_do_not() {
     let h = start(options());
     let init = |version: &str| {
-        let reply = post(
-            h.address,
-            &[],
-            &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-            "protocolVersion":version,"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
-        );
+        let reply = post(h.address, &[], &initialize_request(version, json!({})));
         reply.header("mcp-session-id").unwrap().to_string()
     };
     let batch = json!([
@@ -1037,8 +1024,7 @@ fn a_session_serves_only_the_token_that_opened_it() {
     let reply = post(
         h.address,
         &[("Authorization", "Bearer alice")],
-        &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+        &initialize_request("2025-11-25", json!({})),
     );
     assert_eq!(reply.status, 200);
     let session = reply.header("mcp-session-id").unwrap().to_string();
@@ -1136,8 +1122,7 @@ fn a_page_of_an_allowed_origin_may_call_with_cors() {
             ("Origin", "http://localhost:6274"),
             ("Authorization", "Bearer t"),
         ],
-        &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-            "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+        &initialize_request("2025-11-25", json!({})),
     );
     assert_eq!(reply.status, 200);
     assert_eq!(

@@ -3,7 +3,10 @@
 //! request and answers each MCP method the way the transport allows (JSON,
 //! event streams, 202, error statuses, a stream closed early).
 
+mod common;
+
 use bytes::Bytes;
+use common::{initialize_request, initialized_notification};
 use hyper::body::{Body, Frame};
 use hyper::{Request, Response};
 use mcp_core::bridge::{self, End};
@@ -313,16 +316,28 @@ fn send(client: &HttpClient, message: Value) {
     client.send(message.to_string().as_bytes()).unwrap();
 }
 
+/// A client of the scripted server that opens no GET stream.
+fn client_without_listening(server: &TestServer) -> HttpClient {
+    let options = Options {
+        listen: false,
+        ..Options::default()
+    };
+    HttpClient::new(&server.url, options).unwrap()
+}
+
+/// A bridge that takes lines of up to 4 KiB.
+fn bridge_options() -> bridge::Options {
+    bridge::Options {
+        max_message_size: 4096,
+        grace: Duration::from_secs(10),
+        close_timeout: Duration::from_secs(5),
+    }
+}
+
 fn initialize(client: &HttpClient) {
-    send(
-        client,
-        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
-    );
+    send(client, initialize_request("2025-11-25", json!({})));
     assert_eq!(next(client)["result"]["serverInfo"]["name"], "scripted");
-    send(
-        client,
-        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-    );
+    send(client, initialized_notification());
 }
 
 #[test]
@@ -382,14 +397,7 @@ fn the_session_is_relayed_and_ended_with_delete() {
 #[test]
 fn event_streams_deliver_every_message_as_one_line() {
     let server = TestServer::start();
-    let client = HttpClient::new(
-        &server.url,
-        Options {
-            listen: false,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let client = client_without_listening(&server);
     initialize(&client);
     send(
         &client,
@@ -415,14 +423,7 @@ fn event_streams_deliver_every_message_as_one_line() {
 #[test]
 fn http_failures_become_errors_of_the_request_that_met_them() {
     let server = TestServer::start();
-    let client = HttpClient::new(
-        &server.url,
-        Options {
-            listen: false,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let client = client_without_listening(&server);
     // No session yet: the server's JSON-RPC error (id null) answers id 5.
     send(
         &client,
@@ -472,10 +473,7 @@ fn http_failures_become_errors_of_the_request_that_met_them() {
         .unwrap()
         .contains("could not reach"));
     // A notification that fails is a problem to report, not an answer.
-    send(
-        &gone,
-        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-    );
+    send(&gone, initialized_notification());
     assert!(gone.wait_idle(Duration::from_secs(10)));
     assert_eq!(gone.take_problems().len(), 1);
 }
@@ -483,14 +481,7 @@ fn http_failures_become_errors_of_the_request_that_met_them() {
 #[test]
 fn a_stream_closed_before_its_answer_is_resumed_with_last_event_id() {
     let server = TestServer::start();
-    let client = HttpClient::new(
-        &server.url,
-        Options {
-            listen: false,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let client = client_without_listening(&server);
     initialize(&client);
     send(
         &client,
@@ -548,23 +539,10 @@ fn pipe() -> (File, File) {
 #[test]
 fn the_bridge_relays_lines_both_ways_and_ends_the_session_at_end_of_input() {
     let server = TestServer::start();
-    let client = Arc::new(
-        HttpClient::new(
-            &server.url,
-            Options {
-                listen: false,
-                ..Options::default()
-            },
-        )
-        .unwrap(),
-    );
+    let client = Arc::new(client_without_listening(&server));
     let (bridge_in, mut client_out) = pipe();
     let (client_in, bridge_out) = pipe();
-    let options = bridge::Options {
-        max_message_size: 4096,
-        grace: Duration::from_secs(10),
-        close_timeout: Duration::from_secs(5),
-    };
+    let options = bridge_options();
     let running = std::thread::spawn(move || {
         bridge::run(
             client,
@@ -576,11 +554,15 @@ fn the_bridge_relays_lines_both_ways_and_ends_the_session_at_end_of_input() {
         )
     });
     let lines = [
-        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}).to_string(),
-        json!({"jsonrpc":"2.0","method":"notifications/initialized"}).to_string(),
+        initialize_request("2025-11-25", json!({})).to_string(),
+        initialized_notification().to_string(),
         String::new(),
-        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"chatty"}}).to_string(),
-        format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{{"pad":"{}"}}}}"#, "x".repeat(5000)),
+        json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"chatty"}})
+            .to_string(),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{{"pad":"{}"}}}}"#,
+            "x".repeat(5000)
+        ),
     ];
     writeln!(client_out, "{}", lines.join("\n")).unwrap();
     drop(client_out); // end of input: the bridge finishes, then ends the session
@@ -616,24 +598,11 @@ fn the_bridge_relays_lines_both_ways_and_ends_the_session_at_end_of_input() {
 #[test]
 fn the_bridge_stops_at_once_when_its_output_is_closed() {
     let server = TestServer::start();
-    let client = Arc::new(
-        HttpClient::new(
-            &server.url,
-            Options {
-                listen: false,
-                ..Options::default()
-            },
-        )
-        .unwrap(),
-    );
+    let client = Arc::new(client_without_listening(&server));
     let (bridge_in, mut client_out) = pipe();
     let (client_in, bridge_out) = pipe();
     drop(client_in);
-    let options = bridge::Options {
-        max_message_size: 4096,
-        grace: Duration::from_secs(10),
-        close_timeout: Duration::from_secs(5),
-    };
+    let options = bridge_options();
     let running = std::thread::spawn(move || {
         bridge::run(client, bridge_in, bridge_out, options, || false, |_| {})
     });

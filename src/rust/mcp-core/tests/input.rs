@@ -364,3 +364,59 @@ fn audio_is_sampled_only_where_the_revision_has_it() {
     let sent = h.ask(job.id, "a", audio);
     assert_valid(Revision::V2025_03_26, "CreateMessageRequest", &sent[0]);
 }
+
+#[test]
+fn a_retry_without_state_answers_the_first_round() {
+    let mut h = H::new();
+    let caps = json!({"elicitation":{}});
+    let name = json!({"action":"accept","content":{"name":"Alice"}});
+    // Answers sent without a requestState, next to keys nobody asked: the
+    // handler finds its answer and runs to the end.
+    let retry = modern_call(
+        1,
+        caps.clone(),
+        json!({"inputResponses":{
+            "user_name": name,
+            "unknown_extra_key": {"action":"accept","content":{"foo":"bar"}},
+            "another_unexpected": {"action":"accept","content":{"baz":123}}
+        }}),
+    );
+    assert!(h.send(retry).is_empty());
+    let job = h.jobs.pop().unwrap();
+    assert_eq!(job.context.answers["user_name"], name);
+    let done = h.complete(job.id, done_text("Hello, Alice!"));
+    assert_eq!(done[0]["result"]["resultType"], "complete");
+    check_message(MODERN, &done[0], Some("CallToolResult"));
+
+    // A key the handler does not ask leaves its question open: a new round.
+    assert!(h
+        .send(modern_call(
+            2,
+            caps.clone(),
+            json!({"inputResponses":{"wrong_key":{"action":"accept","content":{"data":"wrong"}}}})
+        ))
+        .is_empty());
+    let job = h.jobs.pop().unwrap();
+    assert!(!job.context.answers.contains_key("user_name"));
+    let asked = h.complete(
+        job.id,
+        Outcome::InputsRequired(vec![("user_name".into(), elicit(json!({"type":"string"})))]),
+    );
+    assert_eq!(asked[0]["result"]["resultType"], "input_required");
+    check_message(MODERN, &asked[0], Some("InputRequiredResult"));
+
+    // Without a state every response may be one the handler asks, so one
+    // that is no input result at all is refused before R runs.
+    let r = h.send(modern_call(
+        3,
+        caps,
+        json!({"inputResponses":{"user_name":12345}}),
+    ));
+    assert_eq!(r[0]["error"]["code"], -32602);
+    assert!(r[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("inputResponses.user_name"));
+    assert!(h.jobs.is_empty());
+    check_message(MODERN, &r[0], None);
+}

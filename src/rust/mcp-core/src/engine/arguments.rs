@@ -1,7 +1,9 @@
-//! A tool call's arguments: kept as the text the client sent until the
-//! thread that runs the tool reads and checks them, so that neither the
-//! reader thread nor the engine's lock waits for a large one, and no tree
-//! is built (or copied) for arguments that will be refused.
+//! A tool call's arguments: kept as the text the client sent until they are
+//! read and checked, once. Small ones are read as the job is made, so that
+//! R's thread does not spend its time on them; large ones by the thread
+//! that runs the tool, so that neither the reader thread nor the engine's
+//! lock waits for them. No tree is built (or copied) for the params around
+//! them.
 
 use super::Job;
 use crate::registry::{Registry, Tool};
@@ -82,13 +84,41 @@ impl<'de> Deserialize<'de> for Members<'de> {
     }
 }
 
+/// Arguments up to this size are read as the job is made, on the thread
+/// that read the request, so that R's thread (the one that runs tools, and
+/// the bottleneck of pipelined calls) does not spend its time on them.
+/// Larger ones wait for the tool's thread: reading them under the engine's
+/// lock would hold up the answers to other requests.
+pub const EARLY_ARGUMENTS_MAX: usize = 8 * 1024;
+
 impl Job {
     /// Reads the arguments the client sent into [`Job::arguments`] and checks
     /// them against the tool's input schema; a `null` for an optional
     /// argument means "not given" and leaves it out. The thread that runs
     /// the tool calls this, off the engine's lock, so a large message delays
-    /// nothing else. On failure: the tool error the call is answered with.
+    /// nothing else; small arguments were read already (see
+    /// [`EARLY_ARGUMENTS_MAX`]) and this gives what that reading found.
+    /// On failure: the tool error the call is answered with.
     pub fn read_arguments(&mut self, registry: &Registry) -> Result<(), ToolResult> {
+        match self.read_early.take() {
+            Some(outcome) => outcome,
+            None => self.read_sent_arguments(registry),
+        }
+    }
+
+    /// Reads small arguments now (see [`EARLY_ARGUMENTS_MAX`]), keeping what
+    /// was found for [`Job::read_arguments`].
+    pub(super) fn read_small_arguments(&mut self, registry: &Registry) {
+        let small = self
+            .sent_arguments
+            .as_ref()
+            .is_none_or(|sent| sent.len() <= EARLY_ARGUMENTS_MAX);
+        if small {
+            self.read_early = Some(self.read_sent_arguments(registry));
+        }
+    }
+
+    fn read_sent_arguments(&mut self, registry: &Registry) -> Result<(), ToolResult> {
         let sent = self.sent_arguments.take();
         let tool = registry.tool(self.tool);
         match tool

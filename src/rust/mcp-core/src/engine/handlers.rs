@@ -4,10 +4,9 @@
 //! ordering, cancellation, time limits, progress and logs work the same;
 //! only what the job's result becomes differs, by its [`Purpose`].
 
-use super::{CallContext, Engine, InputMode, Job, JobState, Output, META_LOG_LEVEL};
+use super::{Engine, InputMode, NewJob, Output};
 use crate::catalog::ListKind;
 use crate::jsonrpc::{self, RequestId};
-use crate::logging::LogLevel;
 use crate::result::{Block, Content, ResourceBody, ToolResult};
 use crate::revision::Revision;
 use serde_json::{json, Map, Value};
@@ -94,44 +93,22 @@ impl Engine {
             .and_then(|m| m.get("progressToken"))
             .filter(|t| t.is_string() || t.is_i64() || t.is_u64())
             .map(Value::to_string);
-        let log_level = meta
-            .as_ref()
-            .and_then(|m| m.get(META_LOG_LEVEL))
-            .and_then(Value::as_str)
-            .and_then(LogLevel::parse);
-        let job = self.job_ids.fetch_add(1, Ordering::Relaxed);
-        let mut state = JobState::new(id.clone(), call.handler, self.registry.clone(), rev);
-        state.progress_token = progress_token.clone();
-        state.log_level = log_level;
-        state.answers = answers.clone();
-        state.purpose = call.purpose;
-        if matches!(input, InputMode::Retry) {
-            state.arguments = Some(arguments.clone());
-        }
-        state.input = input.clone();
-        state.capabilities = caps.clone();
-        self.jobs.insert(job, state);
-        self.direct_calls += 1;
-        self.by_request.insert(id.clone(), job);
-        out.push(Output::Run(Box::new(Job {
-            id: job,
-            tool: call.handler,
-            registry: self.registry.clone(),
-            arguments: Map::new(),
-            sent_arguments: Some(arguments),
-            context: CallContext {
-                request_id: id,
-                revision: rev,
-                progress_token,
-                meta,
-                client_info,
-                log_level,
-                input,
-                capabilities: caps,
-                answers,
-                task: None,
-            },
-        })));
+        let new = NewJob {
+            job: self.job_ids.fetch_add(1, Ordering::Relaxed),
+            request_id: id,
+            handler: call.handler,
+            rev,
+            arguments: Some(arguments),
+            meta,
+            client_info,
+            progress_token,
+            capabilities: caps,
+            answers,
+            input,
+            purpose: call.purpose,
+            task: None,
+        };
+        self.launch_job(new, out);
     }
 }
 

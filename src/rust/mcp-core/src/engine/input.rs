@@ -113,7 +113,8 @@ impl Engine {
     /// The answers a retried 2026-07-28 call brings: those carried in its
     /// verified `requestState` plus its `inputResponses` to the keys that
     /// state asked for. A state that fails verification is refused before
-    /// any R code runs.
+    /// any R code runs. A retry without a state answers the first round:
+    /// every response is kept (the handler reads those it asks for).
     pub(super) fn retry_answers(
         &mut self,
         tool: usize,
@@ -130,9 +131,15 @@ impl Engine {
             Some(_) => return Err(invalid("`inputResponses` must be an object", None)),
         };
         let state = match params.get("requestState") {
+            // Without a state the retry answers the first round. Which keys
+            // the handler will ask is unknown until it runs, so every
+            // response is kept and must be a well-formed answer of some
+            // input method (with a state, keys it did not ask are ignored).
+            // A client gains nothing it could not have by answering the
+            // first round's questions.
             None | Some(Value::Null) => State {
                 answers: Map::new(),
-                asked: Vec::new(),
+                asked: responses.keys().cloned().collect(),
             },
             Some(Value::String(text)) => {
                 let name = &self.registry.tool(tool).def.name;

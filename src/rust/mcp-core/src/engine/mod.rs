@@ -168,6 +168,32 @@ pub struct Job {
     /// until [`Job::read_arguments`] reads it.
     pub sent_arguments: Option<Arc<str>>,
     pub context: CallContext,
+    /// What reading small arguments early found, until
+    /// [`Job::read_arguments`] hands it over.
+    read_early: Option<Result<(), ToolResult>>,
+}
+
+/// What a job for the R thread starts from: a `tools/call`, or the hidden
+/// handler of a resource read, prompt or completion. See
+/// [`Engine::launch_job`].
+pub(super) struct NewJob {
+    pub(super) job: JobId,
+    pub(super) request_id: RequestId,
+    /// The tool, or hidden handler, the job runs.
+    pub(super) handler: usize,
+    pub(super) rev: Revision,
+    /// The arguments object as sent (`None`: no arguments).
+    pub(super) arguments: Option<Arc<str>>,
+    /// The request's `params._meta`.
+    pub(super) meta: Option<Map<String, Value>>,
+    pub(super) client_info: Option<Value>,
+    pub(super) progress_token: Option<String>,
+    pub(super) capabilities: Value,
+    pub(super) answers: Map<String, Value>,
+    pub(super) input: InputMode,
+    pub(super) purpose: Purpose,
+    /// The task the call runs as, if it does.
+    pub(super) task: Option<String>,
 }
 
 /// How a job ended.
@@ -1190,27 +1216,37 @@ impl Engine {
     }
 
     fn tools_list(&self, id: &RequestId, params: &Value, rev: Revision) -> String {
-        match params {
-            Value::Null => {}
-            Value::Object(map) => match map.get("cursor") {
-                None | Some(Value::Null) => {}
-                Some(_) => {
-                    return invalid_params(
-                        id,
-                        "unknown cursor: this server lists every tool on one page",
-                    )
-                }
-            },
-            _ => return invalid_params(id, "params must be an object"),
-        }
         let tools = self.registry.list_json(rev);
-        let mut body = String::with_capacity(tools.len() + 200);
-        body.push_str("{\"tools\":");
-        body.push_str(tools);
+        let changed = self.registry.changed().tools;
+        self.list_result(id, params, rev, ("tools", tools), "every tool", changed)
+    }
+
+    /// The one page of a list result (`tools/list`, `resources/list`,
+    /// `resources/templates/list`, `prompts/list`): `{"<key>": <items>}`, on
+    /// 2026-07-28 with the caching hints and server `_meta` as well. The
+    /// items are pre-serialised, so the body is assembled as text. A
+    /// cursor is refused: everything is on the first page, and `what`
+    /// names what the refusal says is listed there; `changed`, whether the
+    /// list has changed while serving (its caching hint is then short).
+    fn list_result(
+        &self,
+        id: &RequestId,
+        params: &Value,
+        rev: Revision,
+        (key, items): (&str, &str),
+        what: &str,
+        changed: bool,
+    ) -> String {
+        if let Err(reason) = single_page(params, what) {
+            return invalid_params(id, &reason);
+        }
+        let mut body = String::with_capacity(items.len() + 200);
+        body.push_str(&format!("{{\"{key}\":"));
+        body.push_str(items);
         if rev.is_modern() {
             body.push_str(&format!(
                 ",\"ttlMs\":{},\"cacheScope\":\"public\",\"resultType\":\"complete\",\"_meta\":{}",
-                self.list_ttl_ms(self.registry.changed().tools),
+                self.list_ttl_ms(changed),
                 Value::Object(self.server_meta.clone())
             ));
         }
@@ -1247,9 +1283,10 @@ impl Engine {
             let text = invalid_params(&id, "`name` must be a string");
             return self.respond(&id, text, out);
         };
-        // An arguments object stays text until the tool's thread reads and
-        // checks it (`Job::read_arguments`): neither the reader nor this lock
-        // waits for a large one.
+        // An arguments object stays text until the job is made (a small
+        // one) or the tool's thread reads and checks it (a large one, see
+        // `Job::read_arguments`): neither the reader nor this lock waits
+        // for a large one.
         let arguments = match params.get("arguments") {
             None | Some(Value::Null) => raw.arguments,
             Some(_) => {
@@ -1297,16 +1334,7 @@ impl Engine {
             .as_deref()
             .filter(|_| has_token)
             .and_then(progress_token);
-        let log_level = meta
-            .as_ref()
-            .and_then(|m| m.get(META_LOG_LEVEL))
-            .and_then(Value::as_str)
-            .and_then(LogLevel::parse);
         let job = self.job_ids.fetch_add(1, Ordering::Relaxed);
-        let mut state = JobState::new(id.clone(), index, self.registry.clone(), rev);
-        state.progress_token = progress_token.clone();
-        state.log_level = log_level;
-        state.answers = answers.clone();
         let task = match as_task {
             Some((dialect, ttl)) => match self.start_task(job, dialect, ttl, &id, out) {
                 Some(task) => Some(task),
@@ -1316,36 +1344,78 @@ impl Engine {
             None => None,
         };
         let input = self.input_mode(rev, &caps, task.is_some());
-        if matches!(input, InputMode::Retry) {
-            state.arguments = arguments.clone();
+        let new = NewJob {
+            job,
+            request_id: id,
+            handler: index,
+            rev,
+            arguments,
+            meta,
+            client_info,
+            progress_token,
+            capabilities: caps,
+            answers,
+            input,
+            purpose: Purpose::Tool,
+            task,
+        };
+        self.launch_job(new, out);
+    }
+
+    /// Records a new job's state and hands the job to the R thread. A job
+    /// that runs as a task is answered already, so it neither counts
+    /// against the bound on direct calls nor is found by its request id.
+    pub(super) fn launch_job(&mut self, new: NewJob, out: &mut Vec<Output>) {
+        let log_level = new
+            .meta
+            .as_ref()
+            .and_then(|m| m.get(META_LOG_LEVEL))
+            .and_then(Value::as_str)
+            .and_then(LogLevel::parse);
+        let mut state = JobState::new(
+            new.request_id.clone(),
+            new.handler,
+            self.registry.clone(),
+            new.rev,
+        );
+        state.progress_token = new.progress_token.clone();
+        state.log_level = log_level;
+        state.answers = new.answers.clone();
+        state.purpose = new.purpose;
+        // Only a retry binds its request state to the arguments as sent.
+        if matches!(new.input, InputMode::Retry) {
+            state.arguments = new.arguments.clone();
         }
-        state.input = input.clone();
-        state.capabilities = caps.clone();
-        state.task = task.clone();
-        self.jobs.insert(job, state);
-        if task.is_none() {
+        state.input = new.input.clone();
+        state.capabilities = new.capabilities.clone();
+        state.task = new.task.clone();
+        self.jobs.insert(new.job, state);
+        if new.task.is_none() {
             self.direct_calls += 1;
-            self.by_request.insert(id.clone(), job);
+            self.by_request.insert(new.request_id.clone(), new.job);
         }
-        out.push(Output::Run(Box::new(Job {
-            id: job,
-            tool: index,
+        let mut job = Box::new(Job {
+            id: new.job,
+            tool: new.handler,
             registry: self.registry.clone(),
             arguments: Map::new(),
-            sent_arguments: arguments,
+            sent_arguments: new.arguments,
+            read_early: None,
             context: CallContext {
-                request_id: id,
-                revision: rev,
-                progress_token,
-                meta,
-                client_info,
+                request_id: new.request_id,
+                revision: new.rev,
+                progress_token: new.progress_token,
+                meta: new.meta,
+                client_info: new.client_info,
                 log_level,
-                input,
-                capabilities: caps,
-                answers,
-                task,
+                input: new.input,
+                capabilities: new.capabilities,
+                answers: new.answers,
+                task: new.task,
             },
-        })));
+        });
+        job.read_small_arguments(&self.registry);
+        out.push(Output::Run(job));
     }
 
     /// 2026-07-28 `subscriptions/listen`: acknowledged with the list
@@ -1532,6 +1602,21 @@ fn check_initialize_params(params: &Value) -> Result<(), String> {
 fn invalid_request(id: Option<&RequestId>, reason: &str) -> String {
     let data = json!({ "reason": reason });
     jsonrpc::error(id, jsonrpc::INVALID_REQUEST, "Invalid Request", Some(&data))
+}
+
+/// Lists have one page: no params, or params with no (or a null) cursor.
+/// Otherwise the refusal, which says that `what` is all on one page.
+fn single_page(params: &Value, what: &str) -> Result<(), String> {
+    match params {
+        Value::Null => Ok(()),
+        Value::Object(map) => match map.get("cursor") {
+            None | Some(Value::Null) => Ok(()),
+            Some(_) => Err(format!(
+                "unknown cursor: this server lists {what} on one page"
+            )),
+        },
+        _ => Err("params must be an object".into()),
+    }
 }
 
 fn invalid_params(id: &RequestId, reason: &str) -> String {

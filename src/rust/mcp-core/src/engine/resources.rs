@@ -24,7 +24,7 @@ pub const MAX_RESOURCE_SUBSCRIPTIONS: usize = 1024;
 pub const URI_ARGUMENT: &str = ".uri";
 
 impl Engine {
-    /// `resources/list` or `resources/templates/list` (one page).
+    /// `resources/list`, `resources/templates/list` or `prompts/list`.
     pub(super) fn resources_list(
         &self,
         id: &RequestId,
@@ -32,9 +32,6 @@ impl Engine {
         rev: Revision,
         kind: ListKind,
     ) -> String {
-        if let Err(reason) = single_page(params) {
-            return invalid_params(id, reason);
-        }
         let key = match kind {
             ListKind::Templates => "resourceTemplates",
             ListKind::Prompts => "prompts",
@@ -46,16 +43,7 @@ impl Engine {
             ListKind::Prompts => changed.prompts,
             ListKind::Resources | ListKind::Templates => changed.resources,
         };
-        let mut body = format!("{{\"{key}\":{list}");
-        if rev.is_modern() {
-            body.push_str(&format!(
-                ",\"ttlMs\":{},\"cacheScope\":\"public\",\"resultType\":\"complete\",\"_meta\":{}",
-                self.list_ttl_ms(changed),
-                Value::Object(self.server_meta.clone())
-            ));
-        }
-        body.push('}');
-        jsonrpc::success(id, &body)
+        self.list_result(id, params, rev, (key, list), "everything", changed)
     }
 
     /// `resources/read`: a static resource, else the first template that
@@ -230,16 +218,4 @@ pub fn not_found(uri: &str, rev: Revision) -> Value {
         &format!("Resource not found: {uri}"),
         Some(&json!({ "uri": uri })),
     )
-}
-
-/// Lists fit one page: a cursor can only be foreign.
-pub(super) fn single_page(params: &Value) -> Result<(), &'static str> {
-    match params {
-        Value::Null => Ok(()),
-        Value::Object(map) => match map.get("cursor") {
-            None | Some(Value::Null) => Ok(()),
-            Some(_) => Err("unknown cursor: this server lists everything on one page"),
-        },
-        _ => Err("params must be an object"),
-    }
 }

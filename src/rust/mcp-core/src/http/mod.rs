@@ -48,6 +48,8 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use security::{Allowed, Policy, Refusal};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -580,9 +582,11 @@ impl Hub {
             Err(_) => return empty(StatusCode::BAD_REQUEST),
         };
         let line = jsonrpc::parse_line(&bytes);
-        let value: Option<Value> = serde_json::from_slice(&bytes).ok();
-        if is_modern(&headers, value.as_ref()) {
-            return self.post_modern(&headers, line, value, accepts).await;
+        let routing = body_routing(&line, &bytes);
+        if is_modern(&headers, &routing) {
+            return self
+                .post_modern(&headers, line, routing.params, accepts)
+                .await;
         }
         self.post_legacy(&headers, line, accepts).await
     }
@@ -620,11 +624,14 @@ impl Hub {
         self: &Arc<Self>,
         headers: &HeaderMap,
         line: Line,
-        value: Option<Value>,
+        parsed_params: Option<Value>,
         accepts: Accepts,
     ) -> Response<Body> {
-        let (id, method) = match &line {
-            Line::Single(Message::Request { id, method, .. }) => (id.clone(), method.clone()),
+        let (id, method, params) = match &line {
+            Line::Single(Message::Request { id, method, params }) => {
+                let params = parsed_params.unwrap_or_else(|| params_value(params.as_deref()));
+                (id.clone(), method.clone(), params)
+            }
             Line::Single(Message::Notification { .. }) => return empty(StatusCode::ACCEPTED),
             Line::ParseError(_) | Line::Blank | Line::NotUtf8 { .. } => {
                 return rpc_error(StatusCode::BAD_REQUEST, None, jsonrpc::PARSE_ERROR, "Parse error")
@@ -638,11 +645,6 @@ impl Hub {
                 )
             }
         };
-        let params = value
-            .as_ref()
-            .and_then(|v| v.get("params"))
-            .cloned()
-            .unwrap_or(Value::Null);
         let checked = modern::check_envelope(None, &params)
             .and_then(|_| modern::check_routing(headers, &method, &params))
             .and_then(|_| {
@@ -1101,19 +1103,94 @@ fn prm_url(resource: &str, path: &str) -> String {
     }
 }
 
+/// What choosing between the eras needs from a POST's body.
+#[derive(Default)]
+struct BodyRouting {
+    /// The params of a request whose `params._meta` names a protocol
+    /// version (2026-07-28's envelope), read whole: the modern path needs
+    /// them, and so does not read them again.
+    params: Option<Value>,
+    /// The method is `initialize`.
+    initialize: bool,
+}
+
+/// Reads [`BodyRouting`] off the message `jsonrpc::parse_line` made of the
+/// body, so that a request is not parsed a second time: its params' `_meta`
+/// is looked into, and only enveloped params are read whole. A body that is
+/// valid JSON but not a request or notification is read again as plain
+/// JSON, on its way to an error, so that it is routed by the same rule.
+/// (One difference from reading the whole body as a value: a number beyond
+/// `f64` in a top-level member the envelope ignores no longer hides the
+/// envelope.)
+fn body_routing(line: &Line, body: &[u8]) -> BodyRouting {
+    match line {
+        Line::Single(
+            Message::Request { method, params, .. } | Message::Notification { method, params },
+        ) => BodyRouting {
+            params: params
+                .as_deref()
+                .filter(|p| names_version(p))
+                .and_then(|p| serde_json::from_str(p.get()).ok()),
+            initialize: method == "initialize",
+        },
+        Line::Single(Message::Response { .. } | Message::Invalid { .. }) => {
+            match serde_json::from_slice::<Value>(body) {
+                Ok(value) => BodyRouting {
+                    params: value
+                        .get("params")
+                        .filter(|p| p.get("_meta").is_some_and(meta_names_version))
+                        .cloned(),
+                    initialize: value.get("method").and_then(Value::as_str) == Some("initialize"),
+                },
+                Err(_) => BodyRouting::default(),
+            }
+        }
+        // A batch, or no JSON at all.
+        _ => BodyRouting::default(),
+    }
+}
+
+/// Whether params' `_meta` names a protocol version. Params that are not an
+/// object are read whole, to answer exactly as for any other JSON.
+fn names_version(params: &RawValue) -> bool {
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(rename = "_meta", borrow)]
+        meta: Option<&'a RawValue>,
+    }
+    let text = params.get();
+    if text.starts_with('{') {
+        if let Ok(Params { meta }) = serde_json::from_str::<Params>(text) {
+            return meta.is_some_and(|m| {
+                serde_json::from_str::<Value>(m.get()).is_ok_and(|m| meta_names_version(&m))
+            });
+        }
+    }
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|p| p.get("_meta").map(meta_names_version))
+        .unwrap_or(false)
+}
+
+fn meta_names_version(meta: &Value) -> bool {
+    meta.get(modern::META_VERSION).is_some()
+}
+
+/// A request's params as a value (`Null` when it has none).
+fn params_value(params: Option<&RawValue>) -> Value {
+    params
+        .and_then(|p| serde_json::from_str(p.get()).ok())
+        .unwrap_or(Value::Null)
+}
+
 /// Whether a POST is a 2026-07-28 request: its body names a version in
 /// `params._meta`, or its `MCP-Protocol-Version` header is not a
 /// handshake-era revision.
-fn is_modern(headers: &HeaderMap, body: Option<&Value>) -> bool {
-    let enveloped = body
-        .and_then(|b| b.get("params"))
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
-        .is_some();
-    if enveloped {
+fn is_modern(headers: &HeaderMap, body: &BodyRouting) -> bool {
+    if body.params.is_some() {
         return true;
     }
-    if body.is_some_and(|b| b.get("method").and_then(Value::as_str) == Some("initialize")) {
+    if body.initialize {
         return false;
     }
     match header_text(headers, "mcp-protocol-version") {
@@ -1125,7 +1202,7 @@ fn is_modern(headers: &HeaderMap, body: Option<&Value>) -> bool {
 fn version_supported(params: &Value) -> bool {
     params
         .get("_meta")
-        .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+        .and_then(|m| m.get(modern::META_VERSION))
         .and_then(Value::as_str)
         .and_then(Revision::parse)
         .is_some_and(Revision::is_modern)
@@ -1150,5 +1227,56 @@ fn request_ids(line: &Line) -> Vec<RequestId> {
         Line::Single(m) => id_of(m).into_iter().collect(),
         Line::Batch(ms) => ms.iter().filter_map(id_of).collect(),
         _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rule as it read the body when it was parsed a second time, whole.
+    fn routing_of_whole_body(body: &[u8]) -> (bool, bool) {
+        let Ok(value) = serde_json::from_slice::<Value>(body) else {
+            return (false, false);
+        };
+        let enveloped = value
+            .get("params")
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(modern::META_VERSION))
+            .is_some();
+        let initialize = value.get("method").and_then(Value::as_str) == Some("initialize");
+        (enveloped, initialize)
+    }
+
+    #[test]
+    fn routing_read_off_the_parsed_message_agrees_with_the_whole_body() {
+        let bodies = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":null}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":null}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[{"io.modelcontextprotocol/protocolVersion":"x"}]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"x"},"_meta":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"x"}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{},"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":1e400,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            r#"{not json"#,
+            "",
+            "   ",
+        ];
+        for body in bodies {
+            let line = jsonrpc::parse_line(body.as_bytes());
+            let routing = body_routing(&line, body.as_bytes());
+            assert_eq!(
+                (routing.params.is_some(), routing.initialize),
+                routing_of_whole_body(body.as_bytes()),
+                "{body}"
+            );
+        }
     }
 }

@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 /// 2026-07-28: a routing header disagrees with the body, or is missing.
 pub const HEADER_MISMATCH: i64 = -32020;
 
-const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 
 /// A refusal: the JSON-RPC error object (sent with HTTP 400).

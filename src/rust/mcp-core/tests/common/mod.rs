@@ -126,3 +126,35 @@ pub fn text_result(text: &str) -> ToolResult {
 pub fn done_text(text: &str) -> Outcome {
     Outcome::Done(text_result(text))
 }
+
+/// The `initialize` request of the test client ("t", version "1"), asking
+/// for `version` with `capabilities`.
+pub fn initialize_request(version: &str, capabilities: Value) -> Value {
+    json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":version,"capabilities":capabilities,"clientInfo":{"name":"t","version":"1"}}})
+}
+
+/// `notifications/initialized`.
+pub fn initialized_notification() -> Value {
+    json!({"jsonrpc":"2.0","method":"notifications/initialized"})
+}
+
+/// Runs `attempt` up to `tries` times, `pause` apart, until `done` holds
+/// for what it gave; returns the last thing it gave (for the caller to
+/// assert on, so a failure shows it).
+pub fn retry<T>(
+    tries: usize,
+    pause: std::time::Duration,
+    mut attempt: impl FnMut() -> T,
+    done: impl Fn(&T) -> bool,
+) -> T {
+    let mut last = attempt();
+    for _ in 1..tries {
+        if done(&last) {
+            break;
+        }
+        std::thread::sleep(pause);
+        last = attempt();
+    }
+    last
+}
