@@ -125,3 +125,44 @@ mcp_request <- function() {
   if (is.null(current_call())) return(NULL)
   rust(the$server$request_context())
 }
+
+#' Go on as a task
+#'
+#' In a tool made with `tool(task = "deferred")`, `mcp_task()` turns the
+#' running call into a task: the client's request is answered at once with
+#' the task's handle, and what the tool returns from then on becomes the
+#' task's result, which the client fetches with `tasks/get`. Call it once
+#' the tool has what it needs from the client and the long part begins: on
+#' 2026-07-28, questions asked before it ([mcp_elicit()], [mcp_ask()]) are
+#' answered by `input_required` rounds of the call itself (the tool runs
+#' again from the start with the answers), and questions asked after it
+#' wait in the task until the client answers them with `tasks/update`.
+#'
+#' The call becomes a task only on a 2026-07-28 request whose client
+#' declared the `io.modelcontextprotocol/tasks` extension. Elsewhere
+#' `mcp_task()` does nothing and the call goes on as a plain call: a
+#' 2025-11-25 client decides itself, when it calls, whether a deferred tool
+#' runs as a task (it sees an optional task tool), and then `mcp_task()`
+#' finds the call a task already. Calling it again, in a call that runs as
+#' a task from the start, or in a concurrent tool (`concurrent = TRUE`),
+#' does nothing either.
+#'
+#' @return The task's id, invisibly; `NULL` when the call goes on as a
+#'   plain call (or outside a tool call).
+#' @seealso [tool()]'s `task`, and `vignette("long-running")`.
+#' @examples
+#' book_trip <- function() {
+#'   where <- mcp_elicit("Where to?", list(city = type_string()))
+#'   mcp_task() # the client has its handle; the rest runs as a task
+#'   Sys.sleep(5) # the long search
+#'   paste("Booked a trip to", where$content$city)
+#' }
+#' if (FALSE) {
+#'   mcp_server(list(tool(book_trip, "Book a trip", task = "deferred")))
+#' }
+#' @export
+mcp_task <- function() {
+  if (in_worker()) return(invisible(NULL))
+  if (is.null(current_call())) return(invisible(NULL))
+  invisible(rust(the$server$continue_as_task()))
+}

@@ -170,8 +170,12 @@ mcp_roots <- function() {
 #' `mcp_ask()` sends several requests for input together, each under its
 #' own key, and returns their answers by key. On 2026-07-28 they all go in
 #' one `input_required` round (so the user answers once, and keys such as
-#' `user_name` are what the client sees); before, they are sent one after
-#' another while the tool waits. The requests are made with `ask_user()`
+#' `user_name` are what the client sees). Before, and in a task, they are
+#' all sent at once while the tool waits, and the tool goes on once every
+#' one has its answer: a client may answer them in any order, and in a task
+#' of the 2026-07-28 tasks extension it may answer some in one
+#' `tasks/update` and the rest later (the task stays `input_required`,
+#' listing only the requests still unanswered). The requests are made with `ask_user()`
 #' (a form, as [mcp_elicit()]), `ask_model()` (as [mcp_sample()]) and
 #' `ask_roots()` (as [mcp_roots()]), and each answer has the form the
 #' matching single function returns.
@@ -212,11 +216,14 @@ mcp_ask <- function(...) {
   answers <- vector("list", length(requests))
   names(answers) <- keys
   waiting <- FALSE
+  # One round: what the client is asked while the tool waits goes out
+  # together, and comes back once every request has its answer.
+  replies <- rust(the$server$ask_inputs(keys, lapply(requests, unclass)))
   for (i in seq_along(requests)) {
-    reply <- rust(the$server$ask_input(keys[[i]], unclass(requests[[i]])))
+    reply <- replies[[i]]
     if (identical(reply$status, "needs_input")) {
       waiting <- TRUE
-    } else {
+    } else if (!identical(reply$status, "not_asked")) {
       answers[i] <- list(input_answer(reply, requests[[i]]))
     }
   }

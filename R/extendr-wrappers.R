@@ -392,6 +392,32 @@ McpClientHttp$url <- function() .Call(wrap__McpClientHttp__url, self)
 #'}
 #'}
 #'
+#'\subsection{Method `continue_as_task`}{
+#'The running call goes on as a task (`mcp_task()`): its request is
+#'answered with the task's handle now, and what the tool returns
+#'becomes the task's result. The task's id; `NULL` when the call goes
+#'on as a plain call (the tool is not `task = "deferred"`, the client
+#'did not declare the tasks extension on a 2026-07-28 call, or no task
+#'has room).
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `ask_inputs`}{
+#'Sends one round of input requests (`mcp_ask()`): `specs[[i]]` (as
+#'for `ask_input()`) under `keys[i]`. Returns one `list(status, value)`
+#'per request, as `ask_input()` does. The requests the client is asked
+#'while the tool waits go out together and are answered together, once
+#'the client has answered all of them (in a task of the 2026-07-28
+#'extension it may answer them in several `tasks/update`). When one of
+#'them cannot be asked at all (`"unavailable"`), none is sent: the
+#'others are `"not_asked"`.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
 #'\subsection{Method `worker_call`}{
 #'Takes the call `poll` just returned off the main thread: R runs it
 #'on a worker process. Returns `list(context, answers, unavailable)`:
@@ -494,6 +520,10 @@ McpServer$request_context <- function() .Call(wrap__McpServer__request_context, 
 McpServer$elicit <- function(key, message, schema) .Call(wrap__McpServer__elicit, self, key, message, schema)
 
 McpServer$ask_input <- function(key, spec) .Call(wrap__McpServer__ask_input, self, key, spec)
+
+McpServer$continue_as_task <- function() .Call(wrap__McpServer__continue_as_task, self)
+
+McpServer$ask_inputs <- function(keys, specs) .Call(wrap__McpServer__ask_inputs, self, keys, specs)
 
 McpServer$worker_call <- function() .Call(wrap__McpServer__worker_call, self)
 

@@ -44,6 +44,12 @@
 #' @param session_timeout Seconds after which a session with no request,
 #'   no running call and no open stream ends (its client gets 404 and
 #'   starts a new one).
+#' @param task_id_prefix `NULL`, or a short name of this replica (up to 32
+#'   letters, digits, `.`, `_` or `-`, such as `"r1-"`) that every task id
+#'   starts with. Tasks live in the process that created them; clients name
+#'   the task in the `Mcp-Name` header of `tasks/get`, `tasks/update` and
+#'   `tasks/cancel`, so a load balancer can send those to the right replica
+#'   by this prefix (see `vignette("http")`, "Scaling out").
 #' @return A list of settings for `mcp_server(http = )`.
 #' @seealso `vignette("http")`
 #' @examples
@@ -58,7 +64,7 @@ http_options <- function(allowed_hosts = NULL, allowed_origins = NULL,
                          authorization_servers = NULL,
                          max_body_size = 4 * 1024^2, max_header_size = 64 * 1024,
                          max_sessions = 100, max_streams = 256,
-                         session_timeout = 30 * 60) {
+                         session_timeout = 30 * 60, task_id_prefix = NULL) {
   check_names <- function(x, arg) {
     if (!is.null(x) && !(is.character(x) && length(x) > 0 && !anyNA(x) && all(nzchar(x)))) {
       abort(sprintf("`%s` must be NULL or a character vector of non-empty strings.", arg))
@@ -84,6 +90,9 @@ http_options <- function(allowed_hosts = NULL, allowed_origins = NULL,
   check_count(max_sessions, "max_sessions")
   check_count(max_streams, "max_streams")
   if (!is_positive_number(session_timeout)) abort("`session_timeout` must be a positive number of seconds.")
+  if (!is.null(task_id_prefix) && !(is_string(task_id_prefix) && grepl("^[A-Za-z0-9._-]{1,32}$", task_id_prefix))) {
+    abort("`task_id_prefix` must be NULL or up to 32 letters, digits, `.`, `_` or `-`, such as \"r1-\".")
+  }
   structure(
     list(
       allowed_hosts = allowed_hosts, allowed_origins = allowed_origins,
@@ -91,7 +100,7 @@ http_options <- function(allowed_hosts = NULL, allowed_origins = NULL,
       authorization_servers = authorization_servers,
       max_body_size = max_body_size, max_header_size = max_header_size,
       max_sessions = max_sessions, max_streams = max_streams,
-      session_timeout = session_timeout
+      session_timeout = session_timeout, task_id_prefix = task_id_prefix
     ),
     class = "mcpserver_http_options"
   )

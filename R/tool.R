@@ -50,6 +50,9 @@
 #'   `"optional"` when the client supports tasks, `"required"` always (a
 #'   client without task support gets an error, except on revisions before
 #'   2025-11-25, which know no tasks and run the call directly).
+#'   `"deferred"`: a 2026-07-28 call starts as a plain call, which may first
+#'   ask the client questions, and becomes a task when the tool calls
+#'   [mcp_task()]; a 2025-11-25 client sees an optional task tool.
 #' @param concurrent If `TRUE`, calls of this tool run in R worker
 #'   processes through the future package (see [mcp_server()]'s `workers`),
 #'   several at once, while the server goes on taking calls. The function
@@ -74,8 +77,8 @@
 tool <- function(fun, description, ..., arguments = list(), name = NULL,
                  annotations = list(), output_schema = NULL, title = NULL,
                  icons = NULL, meta = NULL, timeout = NULL, convert = TRUE,
-                 task = c("forbidden", "optional", "required"), concurrent = FALSE) {
-  if (identical(task, c("forbidden", "optional", "required"))) task <- "forbidden"
+                 task = c("forbidden", "optional", "required", "deferred"), concurrent = FALSE) {
+  if (identical(task, c("forbidden", "optional", "required", "deferred"))) task <- "forbidden"
   if (!is_flag(concurrent)) abort("`concurrent` must be TRUE or FALSE.")
   if (is.null(name)) {
     fun_expr <- substitute(fun)

@@ -376,6 +376,92 @@ json_schema_2020_12 <- tool(
   name = "json_schema_2020_12_tool"
 )
 
+# The tasks extension (io.modelcontextprotocol/tasks, the tasks-* scenarios
+# of the 2026-07-28 run). A task is created when the client declares the
+# extension on its tools/call; a client without it gets a plain result (or,
+# for a tool that only runs as a task, -32021).
+greet <- tool(
+  function(name) paste0("Hello, ", name, "!"),
+  "Greets someone by name, at once and never as a task (tasks-*).",
+  arguments = list(name = type_string()),
+  name = "greet"
+)
+
+slow_compute <- tool(
+  function(seconds, label = "") {
+    # Sys.sleep() is interrupted by tasks/cancel, so the task ends cancelled.
+    Sys.sleep(seconds)
+    sprintf("Computed %s after %s seconds.", label, format(seconds))
+  },
+  "Waits `seconds` seconds, then answers; runs as a task when the client supports tasks (tasks-*).",
+  arguments = list(seconds = type_number(), label = type_string(required = FALSE)),
+  task = "optional",
+  name = "slow_compute"
+)
+
+failing_job <- tool(
+  function() {
+    Sys.sleep(1)
+    stop("The job failed, as it always does (a tool error, not a protocol error).")
+  },
+  "Fails with a tool error after a second; runs only as a task (tasks-lifecycle, tasks-required-task-error).",
+  task = "required",
+  name = "failing_job"
+)
+
+# Its result breaks its own output schema: the server answers -32603, a
+# protocol error, so the task ends failed (not completed with isError).
+protocol_error_job <- tool(
+  function() list(value = "not a number"),
+  "Ends in a protocol error (a result that breaks its output schema); runs as a task (tasks-lifecycle).",
+  output_schema = type_object(value = type_number()),
+  task = "optional",
+  name = "protocol_error_job"
+)
+
+confirm_delete <- tool(
+  function(filename) {
+    answer <- mcp_elicit(paste0("Delete ", filename, "?"), list(confirm = type_boolean()))
+    confirmed <- identical(answer$action, "accept") && isTRUE(answer$content$confirm)
+    if (confirmed) paste0("Deleted ", filename, ".") else paste0("Kept ", filename, ".")
+  },
+  "Asks the user to confirm, then deletes (pretends to); in a task the question waits in tasks/get (tasks-mrtr-input).",
+  arguments = list(filename = type_string()),
+  task = "optional",
+  name = "confirm_delete"
+)
+
+# Two questions at once: the task lists both, and goes on once both are
+# answered, in one tasks/update or several.
+multi_input <- tool(
+  function() {
+    form <- list(name = type_string(required = FALSE), confirm = type_boolean(required = FALSE))
+    got <- mcp_ask(
+      first = ask_user("First: your name?", form),
+      second = ask_user("Second: your name again?", form)
+    )
+    sprintf("Got %s and %s.", format(got$first$content$name %||% NA), format(got$second$content$name %||% NA))
+  },
+  "Asks two questions at once; in a task they may be answered one at a time (tasks-mrtr-input).",
+  task = "optional",
+  name = "multi_input"
+)
+
+# Input first, by input_required rounds of the call itself, then a task:
+# the call is answered with the task's handle once the name is in, and the
+# task's result carries the name (tasks-mrtr-composition).
+tool_with_task <- tool(
+  function() {
+    got <- mcp_ask(user_name = ask_user("What is your name?", list(name = type_string())))
+    mcp_task()
+    Sys.sleep(0.2)
+    paste0("Hello, ", got$user_name$content$name %||% "stranger", "! (from the task)")
+  },
+  "Asks the user's name by input_required rounds, then goes on as a task (tasks-mrtr-composition).",
+  task = "deferred",
+  name = "test_tool_with_task"
+)
+
 conformance_tools <- list(
   simple_text, image_content, audio_content, embedded_resource,
   multiple_content_types, tool_with_logging, error_handling, tool_with_progress,
@@ -384,7 +470,9 @@ conformance_tools <- list(
   input_required_elicitation, input_required_sampling, input_required_list_roots,
   input_required_multiple_inputs, input_required_capabilities,
   input_required_request_state, input_required_multi_round,
-  input_required_tampered_state, custom_header, json_schema_2020_12
+  input_required_tampered_state, custom_header, json_schema_2020_12,
+  greet, slow_compute, failing_job, protocol_error_job, confirm_delete,
+  multi_input, tool_with_task
 )
 
 # --- Resources (resources-*, sep-2164-resource-not-found, caching) ----------

@@ -10,11 +10,15 @@ http_tools <- c(
   "steps <- tool(function() { mcp_progress(1, 2); message('half way'); mcp_progress(2, 2); 'done' },",
   "  'Reports progress', name = 'steps')",
   "greet <- tool(function() { a <- mcp_elicit('Your name?', list(name = type_string())); paste0('Hello, ', a$content$name, '!') },",
-  "  'Asks for a name', name = 'greet')"
+  "  'Asks for a name', name = 'greet')",
+  "pair <- tool(function() { got <- mcp_ask(a = ask_user('A?', list(name = type_string())), b = ask_user('B?', list(name = type_string())))",
+  "  paste(got$a$content$name, got$b$content$name) }, 'Asks two questions at once', name = 'pair', task = 'optional')",
+  "nap <- tool(function(seconds) { Sys.sleep(seconds); 'rested' }, 'Sleeps', name = 'nap',",
+  "  arguments = list(seconds = type_number()), task = 'optional')"
 )
 
 serve_http <- function(env = parent.frame(), extra = "") {
-  start_http_server(c(http_tools, sprintf("mcp_server(list(add, steps, greet), transport = 'http', port = 0%s)", extra)), env = env)
+  start_http_server(c(http_tools, sprintf("mcp_server(list(add, steps, greet, pair, nap), transport = 'http', port = 0%s)", extra)), env = env)
 }
 
 test_that("the server says where it listens, on a free port", {
@@ -94,6 +98,55 @@ test_that("a 2026-07-28 client calls statelessly, and input_required rounds work
     headers = modern_headers("tools/call"))
   expect_equal(mismatch$status, 400L)
   expect_equal(http_messages(mismatch)[[1]]$error$code, -32020L)
+})
+
+test_that("2026-07-28 tasks live on across requests, take answers in parts and are cancelled by tasks/cancel only", {
+  skip_if_no_curl()
+  server <- serve_http()
+  empty <- setNames(list(), character())
+  meta <- modern_meta()
+  meta[["io.modelcontextprotocol/clientCapabilities"]] <- list(
+    elicitation = empty, extensions = list(`io.modelcontextprotocol/tasks` = empty)
+  )
+  post <- function(id, method, params, name = NULL) {
+    params$`_meta` <- meta
+    reply <- curl_request(server$url, list(jsonrpc = "2.0", id = id, method = method, params = params),
+      headers = modern_headers(method, name))
+    http_messages(reply)[[1]]
+  }
+  create <- function(id, tool, arguments = empty) {
+    created <- post(id, "tools/call", list(name = tool, arguments = arguments), tool)$result
+    expect_equal(created$resultType, "task")
+    created$taskId
+  }
+  get <- function(id, task) post(id, "tasks/get", list(taskId = task), task)$result
+  wait_for <- function(task, status) {
+    for (i in 1:200) {
+      got <- get(100 + i, task)
+      if (identical(got$status, status)) return(got)
+      Sys.sleep(0.05)
+    }
+    stop("task never became ", status, ": ", got$status)
+  }
+  # curl closes the stream that created the task as soon as it has the
+  # handle: the task goes on, and another request finds it.
+  napping <- create(1, "nap", list(seconds = 1))
+  expect_equal(get(2, napping)$status, "working")
+  expect_equal(wait_for(napping, "completed")$result$content[[1]]$text, "rested")
+
+  asking <- create(3, "pair")
+  expect_setequal(names(wait_for(asking, "input_required")$inputRequests), c("a", "b"))
+  update <- function(id, responses) post(id, "tasks/update", list(taskId = asking, inputResponses = responses), asking)
+  expect_equal(update(4, list(a = list(action = "accept", content = list(name = "Ada"))))$result$resultType, "complete")
+  expect_named(get(5, asking)$inputRequests, "b")
+  update(6, list(b = list(action = "accept", content = list(name = "Lovelace"))))
+  expect_equal(wait_for(asking, "completed")$result$content[[1]]$text, "Ada Lovelace")
+
+  long <- create(7, "nap", list(seconds = 60))
+  expect_equal(post(8, "tasks/cancel", list(taskId = long), long)$result$resultType, "complete")
+  expect_equal(wait_for(long, "cancelled")$status, "cancelled")
+  # The R thread is free again.
+  expect_equal(wait_for(create(9, "nap", list(seconds = 0)), "completed")$status, "completed")
 })
 
 test_that("several clients are served at once, each in its own session", {

@@ -12,7 +12,7 @@ haproxy <- function() {
 }
 
 # A replica: tools that say which replica ran them, one that asks a question.
-start_replica <- function(replica, key, env = parent.frame()) {
+start_replica <- function(replica, key, env = parent.frame(), extra = "") {
   key_option <- if (is.null(key)) "" else sprintf(", request_state_key = '%s'", key)
   server <- start_http_server(c(
     sprintf("replica <- '%s'", replica),
@@ -21,7 +21,8 @@ start_replica <- function(replica, key, env = parent.frame()) {
     "  a <- mcp_elicit('Your name?', list(name = type_string()))",
     "  paste0('Hello, ', a$content$name, '! (from ', replica, ')')",
     "}, 'Asks for a name', name = 'greet')",
-    sprintf("mcp_server(list(whoami, greet), transport = 'http', port = 0%s)", key_option)
+    "nap <- tool(function() { Sys.sleep(0.2); replica }, 'A task that says where it ran', name = 'nap', task = 'optional')",
+    sprintf("mcp_server(list(whoami, greet, nap), transport = 'http', port = 0%s%s)", key_option, extra)
   ), env = env)
   sub("^http://([^/]+)/mcp$", "\\1", server$url)
 }
@@ -29,7 +30,7 @@ start_replica <- function(replica, key, env = parent.frame()) {
 # HAProxy in front of `backends` (host:port), round robin per connection
 # (the client opens one per request); `sticky` adds affinity on the
 # Mcp-Session-Id header. Returns the balancer's URL.
-start_balancer <- function(backends, sticky = FALSE, env = parent.frame()) {
+start_balancer <- function(backends, sticky = FALSE, task_routes = FALSE, env = parent.frame()) {
   dir <- withr::local_tempdir(.local_envir = env)
   for (attempt in 1:20) {
     port <- sample(20000:60000, 1)
@@ -49,6 +50,9 @@ start_balancer <- function(backends, sticky = FALSE, env = parent.frame()) {
         "  stick on req.hdr(mcp-session-id)",
         "  stick store-response res.hdr(mcp-session-id)"
       ),
+      # A task's requests name it in Mcp-Name; its id starts with the
+      # prefix of the replica that holds it.
+      if (task_routes) sprintf("  use-server r%d if { req.hdr(mcp-name) -m beg r%d- }", seq_along(backends), seq_along(backends)),
       sprintf("  server r%d %s", seq_along(backends), backends)
     )
     path <- file.path(dir, "haproxy.cfg")
@@ -108,5 +112,39 @@ test_that("handshake-era sessions work through the balancer with affinity on Mcp
     expect_length(seen, 1)
     expect_match(mcp_call(client, "greet")$text, sprintf("from %s", seen))
     mcp_close(client)
+  }
+})
+
+test_that("2026-07-28 tasks reach the replica that holds them by the prefix of their id", {
+  haproxy()
+  skip_if(!nzchar(Sys.which("curl")), "the curl command is not installed")
+  here <- environment()
+  replicas <- vapply(1:2, function(i) {
+    start_replica(LETTERS[i], NULL, env = here, extra = sprintf(", http = http_options(task_id_prefix = 'r%d-')", i))
+  }, "")
+  url <- start_balancer(replicas, task_routes = TRUE)
+  empty <- setNames(list(), character())
+  meta <- list(
+    "io.modelcontextprotocol/protocolVersion" = "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities" = list(extensions = list(`io.modelcontextprotocol/tasks` = empty))
+  )
+  post <- function(id, method, params, name) {
+    params$`_meta` <- meta
+    headers <- c("MCP-Protocol-Version" = "2026-07-28", "Mcp-Method" = method, "Mcp-Name" = name)
+    reply <- curl_request(url, list(jsonrpc = "2.0", id = id, method = method, params = params), headers = headers)
+    jsonlite::fromJSON(reply$body, simplifyVector = FALSE)
+  }
+  tasks <- vapply(1:4, function(i) post(i, "tools/call", list(name = "nap", arguments = empty), "nap")$result$taskId, "")
+  # Round robin spreads the calls over both replicas...
+  expect_setequal(substr(tasks, 1, 3), c("r1-", "r2-"))
+  # ...and every later request of a task reaches the one that holds it.
+  for (task in tasks) {
+    for (i in 1:100) {
+      got <- post(10, "tasks/get", list(taskId = task), task)
+      expect_null(got$error)
+      if (identical(got$result$status, "completed")) break
+      Sys.sleep(0.05)
+    }
+    expect_equal(got$result$result$content[[1]]$text, if (startsWith(task, "r1-")) "A" else "B")
   }
 })

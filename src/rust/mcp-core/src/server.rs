@@ -161,6 +161,18 @@ struct Shared {
     /// Called when R has something to do (a job queued, serving over), for
     /// an R session that serves in the background and only looks when told.
     waker: Mutex<Option<Waker>>,
+    /// The listen streams that follow tasks, of every engine (one per open
+    /// stream that asked for task ids).
+    watchers: Mutex<Vec<Watcher>>,
+}
+
+/// A listen stream that follows tasks (`notifications.taskIds`): task
+/// status notifications of any engine reach it.
+struct Watcher {
+    /// The engine the stream belongs to; gone with it.
+    slot: std::sync::Weak<Slot>,
+    subscription: RequestId,
+    tasks: HashSet<String>,
 }
 
 /// See [`Server::set_waker`].
@@ -279,32 +291,78 @@ impl Shared {
         }
     }
 
+    /// Sends one line where `slot`'s messages go.
+    fn write(&self, slot: &Slot, line: String, cause: &Cause) {
+        match &slot.sink {
+            Sink::Stdout => {
+                if let Some(writer) = lock(&self.writer).as_ref() {
+                    self.pressure.output_queued(line.len());
+                    let _ = writer.send(line);
+                }
+            }
+            Sink::Mailbox(mailbox) => {
+                self.trace.outbound(&line);
+                mailbox.deliver(line, cause);
+            }
+        }
+    }
+
+    /// Tells every listen stream following `task` its new status. Streams
+    /// of other engines get it through their sinks, which take no engine's
+    /// lock.
+    fn task_status(&self, task: &str, params: &serde_json::Value) {
+        let targets: Vec<(Arc<Slot>, RequestId)> = {
+            let mut watchers = lock(&self.watchers);
+            watchers.retain(|w| w.slot.strong_count() > 0);
+            watchers
+                .iter()
+                .filter(|w| w.tasks.contains(task))
+                .filter_map(|w| Some((w.slot.upgrade()?, w.subscription.clone())))
+                .collect()
+        };
+        for (slot, subscription) in targets {
+            let line = crate::engine::task_notification(params.clone(), &subscription);
+            self.write(&slot, line, &Cause::Inbound(Some(subscription)));
+        }
+    }
+
     fn carry_out(self: &Arc<Self>, slot: &Arc<Slot>, cause: &Cause, output: Output) {
         match output {
-            Output::ToListener(request, line) => match &slot.sink {
-                Sink::Stdout => {
-                    if let Some(writer) = lock(&self.writer).as_ref() {
-                        self.pressure.output_queued(line.len());
-                        let _ = writer.send(line);
-                    }
+            Output::ToListener(request, line) => {
+                self.write(slot, line, &Cause::Inbound(Some(request)))
+            }
+            Output::Write(line) => self.write(slot, line, cause),
+            Output::CancelElsewhere(job) => {
+                // Stepped later on the timers' thread: this engine's lock is
+                // held here, and engines never wait for one another's.
+                let owner = lock(&self.job_slots).get(&job).cloned();
+                if let Some(owner) = owner {
+                    self.after(&owner, Cause::Job(job), Duration::ZERO, move |e, out| {
+                        e.cancel_job(job, out)
+                    });
                 }
-                Sink::Mailbox(mailbox) => {
-                    self.trace.outbound(&line);
-                    mailbox.deliver(line, &Cause::Inbound(Some(request)));
-                }
-            },
-            Output::Write(line) => match &slot.sink {
-                Sink::Stdout => {
-                    if let Some(writer) = lock(&self.writer).as_ref() {
-                        self.pressure.output_queued(line.len());
-                        let _ = writer.send(line);
-                    }
-                }
-                Sink::Mailbox(mailbox) => {
-                    self.trace.outbound(&line);
-                    mailbox.deliver(line, cause);
-                }
-            },
+            }
+            Output::TaskStatus { task, params } => self.task_status(&task, &params),
+            Output::WatchTasks {
+                subscription,
+                tasks,
+            } => {
+                let mut watchers = lock(&self.watchers);
+                watchers.retain(|w| {
+                    !(w.subscription == subscription && std::ptr::eq(w.slot.as_ptr(), &**slot))
+                });
+                watchers.push(Watcher {
+                    slot: Arc::downgrade(slot),
+                    subscription,
+                    tasks: tasks.into_iter().collect(),
+                });
+            }
+            Output::UnwatchTasks(subscription) => {
+                lock(&self.watchers).retain(|w| {
+                    !(w.subscription == subscription && std::ptr::eq(w.slot.as_ptr(), &**slot))
+                        && w.slot.strong_count() > 0
+                });
+            }
             Output::Run(job) => {
                 lock(&self.job_slots).insert(job.id, slot.clone());
                 if let Sink::Mailbox(mailbox) = &slot.sink {
@@ -618,6 +676,7 @@ impl Core {
             timers: runtime.handle().clone(),
             trace: Arc::new(Trace::from_env()),
             waker: Mutex::new(None),
+            watchers: Mutex::new(Vec::new()),
         });
         let timers = run_timers(runtime, &shared)?;
         Ok(Core {
@@ -723,7 +782,8 @@ impl Server {
         let front = Front {
             shared: core.shared.clone(),
             config: core.config.clone(),
-            engines: crate::engine::Shared::new(&core.config),
+            engines: crate::engine::Shared::new(&core.config)
+                .with_task_id_prefix(&options.task_id_prefix),
         };
         let http = crate::http::Listener::start(options, front)?;
         let mut server = core.into_server(writer_done);
@@ -926,8 +986,9 @@ impl Server {
         if let Sink::Mailbox(mailbox) = &slot.sink {
             mailbox.job_ended(job);
         }
-        // A task's job ends here, yet the task stays in its engine: the
-        // engine stays reachable through its session (or the stdio slot).
+        // A task's job ends here, yet the task stays in its store: its
+        // engine's (reachable through the HTTP session or the stdio slot),
+        // or the store 2026-07-28 HTTP requests share.
         lock(&self.shared.job_slots).remove(&job);
         // The engine knows the job no more, so no cancel for it can follow
         // (outputs are carried out under the engine's lock): drop any mark a
@@ -973,6 +1034,40 @@ impl Server {
         key: String,
         request: serde_json::Value,
     ) -> mpsc::Receiver<Answer> {
+        self.ask_with(job, move |e, out| e.on_ask(job, key, request, out))
+    }
+
+    /// A running job asks to go on as a task (see
+    /// [`Engine::on_continue_as_task`]): its call is answered with the
+    /// task's handle now. The task's id, or `None` when the call goes on as
+    /// a plain call.
+    pub fn continue_as_task(&self, job: JobId) -> Option<String> {
+        if self.in_forked_child() {
+            return None;
+        }
+        let mut task = None;
+        self.shared
+            .step_job(job, |e, out| task = e.on_continue_as_task(job, out));
+        task
+    }
+
+    /// A running job asks several questions at once, each `(key, {method,
+    /// params})`: one answer arrives on the returned channel once the client
+    /// has answered them all, an object of the answers by key (or the
+    /// first failure).
+    pub fn ask_all(
+        &self,
+        job: JobId,
+        requests: Vec<(String, serde_json::Value)>,
+    ) -> mpsc::Receiver<Answer> {
+        self.ask_with(job, move |e, out| e.on_ask_all(job, requests, out))
+    }
+
+    fn ask_with(
+        &self,
+        job: JobId,
+        ask: impl FnOnce(&mut Engine, &mut Vec<Output>),
+    ) -> mpsc::Receiver<Answer> {
         let (reply, answer) = mpsc::channel();
         if self.in_forked_child() {
             let _ = reply.send(Err(FORKED.to_string()));
@@ -992,7 +1087,7 @@ impl Server {
             if input_ended.load(Ordering::Acquire) {
                 e.on_input_lost(job, out);
             } else {
-                e.on_ask(job, key, request, out);
+                ask(e, out);
             }
         });
         answer

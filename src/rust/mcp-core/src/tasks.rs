@@ -85,8 +85,17 @@ pub struct Task {
     pub result: Option<String>,
     /// The JSON-RPC error object, once failed.
     pub error: Option<Value>,
-    /// Outstanding input requests (extension dialect), by key.
+    /// Outstanding input requests, by key: what `tasks/get` lists (the
+    /// extension) or the requests sent to the client and not yet answered
+    /// (2025-11-25).
     pub input_requests: Map<String, Value>,
+    /// Answers already given to the round's requests (the extension), kept
+    /// until every request of the round has one: a client may answer some
+    /// of them in one `tasks/update` and the rest later.
+    pub input_answers: Map<String, Value>,
+    /// Whether the round asked through `mcp_ask()` (several requests, whose
+    /// answers go back by key) rather than for one answer.
+    pub answers_keyed: bool,
     /// `tasks/result` requests waiting for the end (core dialect).
     waiters: Vec<RequestId>,
     /// Creation order, and the key of the store's indexes.
@@ -209,17 +218,33 @@ pub struct Store {
     waiting: usize,
     /// The deadline an alarm has been asked for, if any.
     alarm: Option<Instant>,
+    /// Put before every task id: names the server process, so that a load
+    /// balancer can route a task's requests on it (see [`Store::with_id_prefix`]).
+    id_prefix: String,
 }
 
-/// An unguessable task id: 128 random bits.
-fn new_id() -> String {
-    random_bytes::<16>()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+/// An unguessable task id: `prefix`, then 128 random bits.
+fn new_id(prefix: &str) -> String {
+    let mut id = String::with_capacity(prefix.len() + 32);
+    id.push_str(prefix);
+    for b in random_bytes::<16>() {
+        id.push_str(&format!("{b:02x}"));
+    }
+    id
 }
 
 impl Store {
+    /// A store whose task ids start with `prefix` (for instance `r1-`): a
+    /// replica's name, which load balancers read in the `Mcp-Name` header
+    /// of `tasks/get`, `tasks/update` and `tasks/cancel` to send them to the
+    /// process that holds the task.
+    pub fn with_id_prefix(prefix: &str) -> Store {
+        Store {
+            id_prefix: prefix.to_string(),
+            ..Store::default()
+        }
+    }
+
     /// A new working task for `job`; `ttl` is what the client asked for.
     /// When the store is full the oldest ended task makes room; when every
     /// task is still working there is none. Expired tasks are not looked
@@ -245,7 +270,7 @@ impl Store {
         let created = SystemTime::now();
         let seq = self.next_seq;
         self.next_seq += 1;
-        let id = new_id();
+        let id = new_id(&self.id_prefix);
         let task = Task {
             id: id.clone(),
             job,
@@ -258,6 +283,8 @@ impl Store {
             result: None,
             error: None,
             input_requests: Map::new(),
+            input_answers: Map::new(),
+            answers_keyed: false,
             waiters: Vec::new(),
             seq,
             deadline: now + ttl,
@@ -390,6 +417,7 @@ impl Task {
     fn complete(&mut self, result: String) {
         self.result = Some(result);
         self.input_requests.clear();
+        self.input_answers.clear();
         self.set_status(Status::Completed, None);
     }
 
@@ -400,11 +428,13 @@ impl Task {
             .map(str::to_string);
         self.error = Some(error);
         self.input_requests.clear();
+        self.input_answers.clear();
         self.set_status(Status::Failed, message);
     }
 
     fn cancel(&mut self) {
         self.input_requests.clear();
+        self.input_answers.clear();
         self.set_status(Status::Cancelled, Some("Cancelled by the client.".into()));
     }
 
@@ -415,9 +445,57 @@ impl Task {
         }
     }
 
+    /// A round of input requests the client answers with `tasks/update`
+    /// (the extension): the task waits until every one has an answer.
+    pub fn need_inputs(&mut self, requests: Vec<(String, Value)>, keyed: bool) {
+        if self.status.is_terminal() {
+            return;
+        }
+        self.input_requests = requests.into_iter().collect();
+        self.input_answers.clear();
+        self.answers_keyed = keyed;
+        self.set_status(Status::InputRequired, None);
+    }
+
+    /// Records answers to outstanding requests (keys not outstanding are
+    /// ignored: never asked, already answered, or of an earlier round). When
+    /// the last one is in, the task works again and the round's answers are
+    /// returned, for the tool: by key, or the one answer of a round that
+    /// asked for one.
+    pub fn answer_inputs(&mut self, answers: Map<String, Value>) -> Option<Value> {
+        if self.status != Status::InputRequired {
+            return None;
+        }
+        for (key, answer) in answers {
+            if self.input_requests.remove(&key).is_some() {
+                self.input_answers.insert(key, answer);
+            }
+        }
+        if !self.input_requests.is_empty() {
+            return None;
+        }
+        let answers = std::mem::take(&mut self.input_answers);
+        self.resume();
+        if self.answers_keyed {
+            Some(Value::Object(answers))
+        } else {
+            answers.into_iter().next().map(|(_, answer)| answer)
+        }
+    }
+
+    /// The client answered one request sent to it (2025-11-25): the task
+    /// works again once none is outstanding.
+    pub fn input_answered(&mut self, key: &str) {
+        self.input_requests.remove(key);
+        if self.input_requests.is_empty() && self.status == Status::InputRequired {
+            self.set_status(Status::Working, None);
+        }
+    }
+
     pub fn resume(&mut self) {
         if !self.status.is_terminal() {
             self.input_requests.clear();
+            self.input_answers.clear();
             self.set_status(Status::Working, None);
         }
     }
@@ -460,6 +538,18 @@ mod tests {
         assert_eq!(ext["ttlMs"], DEFAULT_TTL.as_millis() as u64);
         assert!(ext.get("result").is_none());
         assert_eq!(store.by_job_mut(2).unwrap().id, b);
+    }
+
+    #[test]
+    fn task_ids_may_name_their_replica() {
+        let mut store = Store::with_id_prefix("r2-");
+        let id = store
+            .create(1, Dialect::Extension, None, Instant::now())
+            .unwrap()
+            .id
+            .clone();
+        assert!(id.starts_with("r2-") && id.len() == 35, "{id}");
+        assert!(store.get(&id).is_some());
     }
 
     #[test]

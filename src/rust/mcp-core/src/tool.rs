@@ -17,6 +17,10 @@ pub enum TaskSupport {
     Forbidden,
     Optional,
     Required,
+    /// A 2026-07-28 call starts as a plain call (its questions answered by
+    /// `input_required` rounds) and becomes a task when the tool says so;
+    /// elsewhere as [`TaskSupport::Optional`].
+    Deferred,
 }
 
 impl TaskSupport {
@@ -25,6 +29,7 @@ impl TaskSupport {
             "forbidden" => Some(TaskSupport::Forbidden),
             "optional" => Some(TaskSupport::Optional),
             "required" => Some(TaskSupport::Required),
+            "deferred" => Some(TaskSupport::Deferred),
             _ => None,
         }
     }
@@ -34,6 +39,16 @@ impl TaskSupport {
             TaskSupport::Forbidden => "forbidden",
             TaskSupport::Optional => "optional",
             TaskSupport::Required => "required",
+            TaskSupport::Deferred => "deferred",
+        }
+    }
+
+    /// The `execution.taskSupport` a 2025-11-25 client is told: a deferred
+    /// tool is an optional one there (the client decides at the call).
+    pub fn wire(self) -> &'static str {
+        match self {
+            TaskSupport::Deferred => "optional",
+            other => other.as_str(),
         }
     }
 }
@@ -161,7 +176,7 @@ impl ToolDef {
         if rev.has_core_tasks() && self.task_support != TaskSupport::Forbidden {
             tool.insert(
                 "execution".into(),
-                json!({ "taskSupport": self.task_support.as_str() }),
+                json!({ "taskSupport": self.task_support.wire() }),
             );
         }
         if let (Some(meta), true) = (&self.meta, rev.has_structured_output()) {

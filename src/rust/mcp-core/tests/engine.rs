@@ -106,7 +106,11 @@ impl Harness {
                 Output::Cancel(job) => self.cancels.push(job),
                 Output::ProgressDue(job, delay) => self.due.push((job, delay)),
                 Output::Answer(job, answer) => self.answers.push((job, answer)),
-                Output::TaskAlarm(_) => {}
+                Output::TaskAlarm(_)
+                | Output::CancelElsewhere(_)
+                | Output::TaskStatus { .. }
+                | Output::WatchTasks { .. }
+                | Output::UnwatchTasks(_) => {}
             }
         }
         written

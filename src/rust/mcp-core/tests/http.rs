@@ -50,6 +50,14 @@ fn tools() -> Vec<ToolDef> {
             task_support: mcp_core::tool::TaskSupport::Required,
             ..tool("task_only", empty.clone())
         },
+        ToolDef {
+            task_support: mcp_core::tool::TaskSupport::Required,
+            ..tool("task_slow", empty.clone())
+        },
+        ToolDef {
+            task_support: mcp_core::tool::TaskSupport::Optional,
+            ..tool("task_ask", empty.clone())
+        },
     ]
 }
 
@@ -147,7 +155,7 @@ fn stand_in_for_r(mut server: Server, stop: Arc<AtomicBool>, seen: mpsc::Sender<
         let name = job.registry.tool(job.tool).def.name.clone();
         let outcome = match name.as_str() {
             "echo" => done_text(&Value::Object(job.arguments.clone()).to_string()),
-            "slow" => {
+            "slow" | "task_slow" => {
                 while !server.is_cancelled(job.id) && !stop.load(Ordering::SeqCst) {
                     std::thread::sleep(Duration::from_millis(5));
                 }
@@ -199,6 +207,25 @@ fn stand_in_for_r(mut server: Server, stop: Arc<AtomicBool>, seen: mpsc::Sender<
                 server.change(changing_registry(true, 1000), true);
                 server.resource_updated("test://r");
                 done_text("changed")
+            }
+            "task_ask" => {
+                // Two questions at once; the answer comes when both are in.
+                let question = |text: &str| {
+                    json!({"method": "elicitation/create", "params": {"message": text,
+                        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}})
+                };
+                let asked = vec![
+                    ("first".to_string(), question("First name?")),
+                    ("last".to_string(), question("Last name?")),
+                ];
+                match server.ask_all(job.id, asked).recv_timeout(WAIT) {
+                    Ok(Ok(a)) => done_text(&format!(
+                        "Hello, {} {}!",
+                        a["first"]["content"]["name"].as_str().unwrap_or("?"),
+                        a["last"]["content"]["name"].as_str().unwrap_or("?")
+                    )),
+                    other => done_text(&format!("no answer: {other:?}")),
+                }
             }
             _ => done_text("ok"),
         };
@@ -1135,41 +1162,283 @@ fn a_page_of_an_allowed_origin_may_call_with_cors() {
         .contains("Mcp-Session-Id"));
 }
 
+/// A 2026-07-28 request from a client that declares the tasks extension.
+fn with_tasks(id: u64, method: &str, params: Value) -> Value {
+    let mut request = modern(id, method, params);
+    request["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
+    request
+}
+
+/// Sends a tasks method for `task` with the routing headers it needs.
+fn task_method(address: SocketAddr, id: u64, method: &str, task: &str, extra: Value) -> Reply {
+    let mut params = json!({"taskId": task});
+    for (k, v) in extra.as_object().unwrap() {
+        params[k] = v.clone();
+    }
+    post(
+        address,
+        &modern_headers(method, Some(task)),
+        &with_tasks(id, method, params),
+    )
+}
+
+/// Creates a task with a 2026-07-28 call over HTTP; its id.
+fn create_task(address: SocketAddr, id: u64, tool: &str) -> String {
+    let reply = post(
+        address,
+        &modern_headers("tools/call", Some(tool)),
+        &with_tasks(id, "tools/call", json!({"name": tool, "arguments": {}})),
+    );
+    assert_eq!(reply.status, 200);
+    let created = reply.json();
+    check_message(Revision::V2026_07_28, &created, Some("Result"));
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    assert!(created["result"].get("requestState").is_none());
+    created["result"]["taskId"].as_str().unwrap().to_string()
+}
+
+/// Polls `tasks/get` until the task's status is `status`; the last answer.
+fn poll_task(address: SocketAddr, task: &str, status: &str) -> Value {
+    let mut last = Value::Null;
+    for n in 0..200 {
+        let reply = task_method(address, 1000 + n, "tasks/get", task, json!({}));
+        assert_eq!(reply.status, 200);
+        last = reply.json();
+        check_message(Revision::V2026_07_28, &last, Some("Result"));
+        assert_eq!(last["result"]["resultType"], "complete");
+        if last["result"]["status"] == status {
+            return last;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("task {task} never became {status}: {last}");
+}
+
 #[test]
-fn stateless_requests_get_no_tasks_over_http() {
+fn stateless_tasks_outlive_the_request_that_created_them() {
     let h = start(options());
-    let mut discover = modern(1, "server/discover", json!({}));
-    discover["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
-        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
-    let answer = post(
+    let discover = post(
         h.address,
         &modern_headers("server/discover", None),
-        &discover,
+        &with_tasks(1, "server/discover", json!({})),
     )
     .json();
     assert!(
-        answer["result"]["capabilities"].get("extensions").is_none(),
-        "{answer}"
+        discover["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"]
+            .is_object(),
+        "{discover}"
     );
-    let mut call = modern(
-        2,
-        "tools/call",
-        json!({"name": "task_only", "arguments": {}}),
+    let task = create_task(h.address, 2, "task_only");
+    // Each later request has an engine of its own, and finds the task.
+    let done = poll_task(h.address, &task, "completed");
+    assert_eq!(done["result"]["taskId"], task.as_str());
+    assert_eq!(done["result"]["result"]["content"][0]["text"], "ok");
+    // The task id travels in Mcp-Name, for load balancers to route on.
+    let mut params = with_tasks(3, "tasks/get", json!({"taskId": task}));
+    let wrong = post(
+        h.address,
+        &modern_headers("tasks/get", Some("another-task")),
+        &params,
     );
-    call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
-        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
-    let reply = post(
+    assert_eq!(wrong.status, 400);
+    assert_eq!(wrong.json()["error"]["code"], -32020);
+    let missing = post(h.address, &modern_headers("tasks/get", None), &params);
+    assert_eq!(missing.status, 400);
+    // A request that does not declare the extension cannot reach it.
+    params["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+    let undeclared = post(
+        h.address,
+        &modern_headers("tasks/get", Some(task.as_str())),
+        &params,
+    );
+    assert_eq!(undeclared.status, 400);
+    assert_eq!(undeclared.json()["error"]["code"], -32021);
+    let unknown = task_method(h.address, 4, "tasks/get", "no-such-task", json!({}));
+    assert_eq!(unknown.status, 400);
+    assert_eq!(unknown.json()["error"]["code"], -32602);
+    // Without the extension a task-only tool is refused, naming it.
+    let refused = post(
         h.address,
         &modern_headers("tools/call", Some("task_only")),
-        &call,
+        &modern(
+            5,
+            "tools/call",
+            json!({"name": "task_only", "arguments": {}}),
+        ),
     );
-    assert_eq!(reply.status, 400);
-    let error = reply.json();
+    assert_eq!(refused.status, 400);
+    let error = refused.json();
     check_message(Revision::V2026_07_28, &error, None);
-    assert!(error["error"]["message"]
+    assert_eq!(error["error"]["code"], -32021);
+    assert!(error["error"]["data"]["requiredCapabilities"]["extensions"]
+        ["io.modelcontextprotocol/tasks"]
+        .is_object());
+}
+
+#[test]
+fn closing_the_creating_stream_leaves_the_task_and_tasks_cancel_stops_it() {
+    let h = start(options());
+    let reply = post(
+        h.address,
+        &modern_headers("tools/call", Some("task_slow")),
+        &with_tasks(
+            7,
+            "tools/call",
+            json!({"name": "task_slow", "arguments": {}}),
+        ),
+    );
+    // The client reads the handle and goes away at once.
+    let task = reply.json()["result"]["taskId"]
         .as_str()
         .unwrap()
-        .contains("handshake-era sessions"));
+        .to_string();
+    assert!(
+        h.seen.recv_timeout(Duration::from_millis(400)).is_err(),
+        "closing the stream that created a task must not cancel it"
+    );
+    poll_task(h.address, &task, "working");
+    let ack = task_method(h.address, 8, "tasks/cancel", &task, json!({})).json();
+    check_message(Revision::V2026_07_28, &ack, Some("Result"));
+    assert_eq!(ack["result"]["resultType"], "complete");
+    assert!(ack["result"].get("status").is_none());
+    // The job, which runs for the engine of the creating request, stops.
+    assert_eq!(h.seen.recv_timeout(WAIT), Ok(Seen::Cancelled("7".into())));
+    poll_task(h.address, &task, "cancelled");
+    // Cancelling again is acknowledged the same way.
+    let again = task_method(h.address, 9, "tasks/cancel", &task, json!({}));
+    assert_eq!(again.status, 200);
+    assert_eq!(again.json()["result"]["resultType"], "complete");
+}
+
+#[test]
+fn a_task_takes_its_answers_over_several_requests_and_listeners_hear_of_it() {
+    let h = start(options());
+    let task = create_task(h.address, 1, "task_ask");
+    let waiting = poll_task(h.address, &task, "input_required");
+    let asked = waiting["result"]["inputRequests"].as_object().unwrap();
+    assert_eq!(
+        asked.keys().collect::<Vec<_>>(),
+        ["first", "last"],
+        "both questions are asked at once"
+    );
+    assert_eq!(asked["first"]["method"], "elicitation/create");
+    // A listen stream follows the task, from another request.
+    let mut listen = post(
+        h.address,
+        &modern_headers("subscriptions/listen", None),
+        &with_tasks(
+            2,
+            "subscriptions/listen",
+            json!({"notifications": {"taskIds": [task, "unknown-task"]}}),
+        ),
+    );
+    assert!(listen.is_sse());
+    let ack = listen.event().unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["notifications"]["taskIds"],
+        json!([task]),
+        "only live tasks are followed"
+    );
+    let now = listen.event().unwrap();
+    assert_eq!(now["method"], "notifications/tasks");
+    assert_eq!(now["params"]["status"], "input_required");
+    assert_eq!(
+        now["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        2
+    );
+    check_message(Revision::V2026_07_28, &now, None);
+    // One answer now: the task still waits, for the other only.
+    let name = |n: &str| json!({"action": "accept", "content": {"name": n}});
+    let ack = task_method(
+        h.address,
+        3,
+        "tasks/update",
+        &task,
+        json!({"inputResponses": {"first": name("Ada"), "never-asked": name("x")}}),
+    );
+    assert_eq!(ack.status, 200);
+    assert_eq!(ack.json()["result"]["resultType"], "complete");
+    let still = task_method(h.address, 4, "tasks/get", &task, json!({})).json();
+    assert_eq!(still["result"]["status"], "input_required");
+    let left: Vec<&String> = still["result"]["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(left, ["last"]);
+    let partial = listen.event().unwrap();
+    assert_eq!(partial["params"]["status"], "input_required");
+    assert_eq!(
+        partial["params"]["inputRequests"]
+            .as_object()
+            .unwrap()
+            .len(),
+        1
+    );
+    // A bad answer is refused, and loses nothing.
+    let bad = task_method(
+        h.address,
+        5,
+        "tasks/update",
+        &task,
+        json!({"inputResponses": {"last": {"action": "maybe"}}}),
+    );
+    assert_eq!(bad.status, 400);
+    assert_eq!(bad.json()["error"]["code"], -32602);
+    let still = task_method(h.address, 6, "tasks/get", &task, json!({})).json();
+    assert!(still["result"]["inputRequests"].get("last").is_some());
+    // The last answer resumes the tool, which gets both.
+    task_method(
+        h.address,
+        7,
+        "tasks/update",
+        &task,
+        json!({"inputResponses": {"last": name("Lovelace")}}),
+    );
+    let done = poll_task(h.address, &task, "completed");
+    assert_eq!(
+        done["result"]["result"]["content"][0]["text"],
+        "Hello, Ada Lovelace!"
+    );
+    let mut statuses = Vec::new();
+    while let Some(note) = listen.event() {
+        assert_eq!(note["method"], "notifications/tasks");
+        let status = note["params"]["status"].as_str().unwrap().to_string();
+        statuses.push(status.clone());
+        if status == "completed" {
+            assert_eq!(
+                note["params"]["result"]["content"][0]["text"],
+                "Hello, Ada Lovelace!"
+            );
+            break;
+        }
+    }
+    assert_eq!(statuses, ["working", "completed"]);
+    // Following tasks needs the extension on the listen request.
+    let refused = post(
+        h.address,
+        &modern_headers("subscriptions/listen", None),
+        &modern(
+            8,
+            "subscriptions/listen",
+            json!({"notifications": {"taskIds": [task]}}),
+        ),
+    );
+    assert_eq!(refused.status, 400);
+    assert_eq!(refused.json()["error"]["code"], -32021);
+}
+
+#[test]
+fn task_ids_start_with_the_replica_prefix_for_load_balancers() {
+    let h = start(Options {
+        task_id_prefix: "r7-".into(),
+        ..options()
+    });
+    let task = create_task(h.address, 1, "task_only");
+    assert!(task.starts_with("r7-") && task.len() == 35, "{task}");
+    poll_task(h.address, &task, "completed");
 }
 
 #[test]

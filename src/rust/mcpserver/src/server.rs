@@ -318,6 +318,9 @@ fn http_options_from(options: RValue) -> http::Options {
         max_sessions: count("max_sessions", defaults.max_sessions),
         max_streams: count("max_streams", defaults.max_streams),
         session_idle: number("session_timeout").map_or(defaults.session_idle, check::seconds),
+        task_id_prefix: field(options, "task_id_prefix")
+            .as_single_string()
+            .map_or_else(String::new, |s| s.into_owned()),
         ..defaults
     }
 }
@@ -712,6 +715,175 @@ impl McpServer {
                 }
             }
         }
+    }
+
+    /// The running call goes on as a task (`mcp_task()`): its request is
+    /// answered with the task's handle now, and what the tool returns
+    /// becomes the task's result. The task's id; `NULL` when the call goes
+    /// on as a plain call (the tool is not `task = "deferred"`, the client
+    /// did not declare the tasks extension on a 2026-07-28 call, or no task
+    /// has room).
+    /// @noRd
+    fn continue_as_task(&self) -> Robj {
+        let (job, task, later) = {
+            let current = self.current.borrow();
+            let Some(job) = current.as_ref() else {
+                return ().into();
+            };
+            (job.id, job.context.task.clone(), job.context.task_later)
+        };
+        if let Some(task) = task {
+            return task.into();
+        }
+        let Some(server) = self.server.as_ref().filter(|_| later) else {
+            return ().into();
+        };
+        let Some(task) = server.continue_as_task(job) else {
+            return ().into();
+        };
+        if let Some(job) = self.current.borrow_mut().as_mut() {
+            // Its questions now wait in the task (see `ask_inputs()`).
+            job.context.task = Some(task.clone());
+            job.context.task_later = false;
+            job.context.input = InputMode::Ask;
+        }
+        task.into()
+    }
+
+    /// Sends one round of input requests (`mcp_ask()`): `specs[[i]]` (as
+    /// for `ask_input()`) under `keys[i]`. Returns one `list(status, value)`
+    /// per request, as `ask_input()` does. The requests the client is asked
+    /// while the tool waits go out together and are answered together, once
+    /// the client has answered all of them (in a task of the 2026-07-28
+    /// extension it may answer them in several `tasks/update`). When one of
+    /// them cannot be asked at all (`"unavailable"`), none is sent: the
+    /// others are `"not_asked"`.
+    /// @noRd
+    fn ask_inputs(&self, keys: Robj, specs: Robj) -> Robj {
+        let keys: Vec<String> = match keys.as_string_vector() {
+            Some(keys) => keys,
+            None => return check::fail("the keys of an input round must be strings"),
+        };
+        let Some(specs) = specs.as_list() else {
+            return check::fail("the requests of an input round must be a list");
+        };
+        if specs.len() != keys.len() {
+            return check::fail("an input round needs one key per request");
+        }
+        let mut requests = Vec::with_capacity(keys.len());
+        for spec in specs.values() {
+            match crate::input::read_request(RValue::of(&spec)) {
+                Ok(r) => requests.push(r),
+                Err(e) => return check::fail(e),
+            }
+        }
+        // Copied out first: no borrow may be alive while R values are built.
+        let (job, plans) = {
+            let current = self.current.borrow();
+            let Some(job) = current.as_ref() else {
+                return List::from_values(
+                    keys.iter()
+                        .map(|_| reply("unavailable", "no tool call is running".into())),
+                )
+                .into();
+            };
+            let context = &job.context;
+            let plans: Vec<(Option<serde_json::Value>, InputMode)> = keys
+                .iter()
+                .zip(&requests)
+                .map(|(key, request)| {
+                    let mode = mcp_core::engine::input_mode(
+                        context.revision,
+                        &context.capabilities,
+                        context.task.is_some(),
+                        &request.method,
+                    );
+                    (context.answers.get(key).cloned(), mode)
+                })
+                .collect();
+            (job.id, plans)
+        };
+        let Some(server) = &self.server else {
+            return List::from_values(
+                keys.iter()
+                    .map(|_| reply("unavailable", "no tool call is running".into())),
+            )
+            .into();
+        };
+        let unavailable = plans
+            .iter()
+            .position(|(given, mode)| given.is_none() && matches!(mode, InputMode::Unavailable(_)));
+        if let Some(at) = unavailable {
+            let InputMode::Unavailable(reason) = &plans[at].1 else {
+                unreachable!("found above")
+            };
+            let reason = reason.clone();
+            return List::from_values((0..keys.len()).map(|i| {
+                if i == at {
+                    reply("unavailable", reason.as_str().into())
+                } else {
+                    reply("not_asked", ().into())
+                }
+            }))
+            .into();
+        }
+        let answer = |request: &crate::input::InputRequest, v: &serde_json::Value| -> Robj {
+            match crate::input::answer_value(request, v) {
+                Ok(value) => reply("answer", value),
+                Err(e) => reply("unusable", client_text(&e)),
+            }
+        };
+        let mut replies: Vec<Option<Robj>> = vec![None; keys.len()];
+        let mut to_ask = Vec::new();
+        for (i, (given, mode)) in plans.into_iter().enumerate() {
+            if let Some(given) = given {
+                replies[i] = Some(answer(&requests[i], &given));
+                continue;
+            }
+            match mode {
+                InputMode::Retry | InputMode::MissingCapability => {
+                    let mut needs_input = self.needs_input.borrow_mut();
+                    let pending = needs_input.entry(job).or_default();
+                    pending.retain(|(k, _)| k != &keys[i]);
+                    pending.push((keys[i].clone(), requests[i].request.clone()));
+                    replies[i] = Some(reply("needs_input", ().into()));
+                }
+                InputMode::Ask => to_ask.push(i),
+                InputMode::Unavailable(_) => unreachable!("refused above"),
+            }
+        }
+        if !to_ask.is_empty() {
+            let asked = to_ask
+                .iter()
+                .map(|&i| (keys[i].clone(), requests[i].request.clone()))
+                .collect();
+            let answers = server.ask_all(job, asked);
+            let outcome = loop {
+                match answers.recv_timeout(INTERRUPT_TICK) {
+                    Ok(answer) => {
+                        break answer.map_err(|reason| reply("failed", client_text(&reason)))
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => {
+                        break Err(reply("failed", "the server stopped".into()))
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        if interrupt_pending() {
+                            break Err(reply("interrupted", ().into()));
+                        }
+                    }
+                }
+            };
+            for i in to_ask {
+                replies[i] = Some(match &outcome {
+                    Ok(by_key) => match by_key.get(&keys[i]) {
+                        Some(given) => answer(&requests[i], given),
+                        None => reply("failed", "the client's answers lack this request's".into()),
+                    },
+                    Err(failure) => failure.clone(),
+                });
+            }
+        }
+        List::from_values(replies.into_iter().map(|r| r.unwrap_or_else(|| ().into()))).into()
     }
 
     /// Takes the call `poll` just returned off the main thread: R runs it

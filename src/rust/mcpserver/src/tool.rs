@@ -171,7 +171,7 @@ impl ToolArgs {
             .is_some_and(|t| TaskSupport::parse(&t).is_some());
         require(
             task_ok,
-            "`task` must be one of \"forbidden\", \"optional\" or \"required\".",
+            "`task` must be one of \"forbidden\", \"optional\", \"required\" or \"deferred\".",
         )?;
         let warning = long.then(|| {
             format!(

@@ -107,6 +107,7 @@ impl Engine {
             input,
             purpose: call.purpose,
             task: None,
+            task_later: false,
         };
         self.launch_job(new, out);
     }

@@ -28,6 +28,7 @@ use crate::revision::Revision;
 use crate::tasks::Dialect;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
+use std::collections::HashSet;
 
 /// How a handler's request for input is served.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,6 +55,19 @@ pub const INPUT_METHODS: [&str; 3] = ["elicitation/create", "sampling/createMess
 pub(super) struct Asked {
     pub(super) job: JobId,
     method: String,
+    /// The handler's key for the request.
+    key: String,
+}
+
+/// The answers a job waits for, when the client answers each request sent
+/// to it separately (handshake-era sessions, 2025-11-25 tasks).
+#[derive(Debug)]
+pub(super) struct Gathering {
+    /// Keys still without an answer.
+    pending: HashSet<String>,
+    answers: Map<String, Value>,
+    /// Whether the answers go back by key (`mcp_ask()`).
+    keyed: bool,
 }
 
 fn declares(caps: &Value, capability: &str) -> bool {
@@ -231,8 +245,32 @@ impl Engine {
     }
 
     /// A running handler asks for input (`request` is `{method, params}`).
-    /// Answered through [`Output::Answer`], now or when the client replies.
+    /// Answered through [`Output::Answer`] with the answer itself, now or
+    /// when the client replies.
     pub fn on_ask(&mut self, job: JobId, key: String, request: Value, out: &mut Vec<Output>) {
+        self.ask_client(job, vec![(key, request)], false, out);
+    }
+
+    /// A running handler asks several questions at once (`mcp_ask()`), each
+    /// under its own key. Answered through one [`Output::Answer`] once every
+    /// question has its answer: an object of the answers by key (or the
+    /// first failure).
+    pub fn on_ask_all(
+        &mut self,
+        job: JobId,
+        requests: Vec<(String, Value)>,
+        out: &mut Vec<Output>,
+    ) {
+        self.ask_client(job, requests, true, out);
+    }
+
+    fn ask_client(
+        &mut self,
+        job: JobId,
+        requests: Vec<(String, Value)>,
+        keyed: bool,
+        out: &mut Vec<Output>,
+    ) {
         let Some(state) = self.jobs.get(&job) else {
             return out.push(Output::Answer(
                 job,
@@ -242,59 +280,70 @@ impl Engine {
         if state.cancelled {
             return out.push(Output::Answer(job, Err("the call was cancelled".into())));
         }
+        if requests.is_empty() {
+            return out.push(Output::Answer(job, Ok(json!({}))));
+        }
         let revision = state.revision;
         let task = state.task.clone();
-        let method = request["method"]
-            .as_str()
-            .unwrap_or("elicitation/create")
-            .to_string();
-        let mut params = request["params"].clone();
-        if method == "elicitation/create" {
-            // The form as this revision can carry it, or why it cannot.
-            let form = crate::elicitation::for_revision(&params["requestedSchema"], revision);
-            match form {
-                Ok(form) => params["requestedSchema"] = form,
+        let mut prepared = Vec::with_capacity(requests.len());
+        for (key, request) in requests {
+            match prepare_request(request, revision) {
+                Ok(request) => prepared.push((key, request)),
+                // Nothing is asked when one of the questions cannot be.
                 Err(reason) => return out.push(Output::Answer(job, Err(reason))),
             }
-            if revision >= Revision::V2025_11_25 {
-                params["mode"] = json!("form");
+        }
+        let extension_task = task.as_ref().filter(|task_id| {
+            self.tasks()
+                .get(task_id)
+                .is_some_and(|t| t.dialect == Dialect::Extension)
+        });
+        if let Some(task_id) = extension_task {
+            // Listed by tasks/get until tasks/update has answered them all.
+            let listed: Vec<(String, Value)> = prepared
+                .into_iter()
+                .map(|(key, (_, request))| (key, request))
+                .collect();
+            if let Some(task) = self.tasks().get_mut(task_id) {
+                task.need_inputs(listed, keyed);
             }
+            return self.task_changed(task_id, out);
         }
-        if method == "sampling/createMessage" && !revision.has_audio() && has_audio(&params) {
-            let reason = format!(
-                "protocol revision {revision} cannot carry audio in a sampling request \
-                 (2025-03-26 or later can)"
-            );
-            return out.push(Output::Answer(job, Err(reason)));
-        }
-        if let Some(task_id) = &task {
-            if let Some(task) = self.tasks.get_mut(task_id) {
-                if task.dialect == Dialect::Extension {
-                    // Listed by tasks/get until tasks/update answers it.
-                    task.need_input(key, request);
-                    return;
+        let mut pending = HashSet::new();
+        for (key, (method, request)) in prepared {
+            if let Some(task_id) = &task {
+                if let Some(task) = self.tasks().get_mut(task_id) {
+                    task.need_input(key.clone(), request.clone());
                 }
-                task.need_input(key.clone(), request.clone());
             }
-        }
-        let id = RequestId::from_raw(
-            &RawValue::from_string(format!("\"mcpserver-ask-{}\"", self.next_ask))
-                .expect("a JSON string"),
-        )
-        .expect("a valid id");
-        self.next_ask += 1;
-        if let Some(task_id) = &task {
-            if !params.is_object() {
-                params = json!({});
+            let mut params = request["params"].clone();
+            if let Some(task_id) = &task {
+                if !params.is_object() {
+                    params = json!({});
+                }
+                params["_meta"] = json!({ crate::tasks::RELATED_TASK: { "taskId": task_id } });
             }
-            params["_meta"] = json!({ crate::tasks::RELATED_TASK: { "taskId": task_id } });
+            let id = RequestId::from_raw(
+                &RawValue::from_string(format!("\"mcpserver-ask-{}\"", self.next_ask))
+                    .expect("a JSON string"),
+            )
+            .expect("a valid id");
+            self.next_ask += 1;
+            out.push(Output::Write(jsonrpc::request(
+                &id,
+                &method,
+                &params.to_string(),
+            )));
+            pending.insert(key.clone());
+            self.asks.insert(id, Asked { job, method, key });
         }
-        out.push(Output::Write(jsonrpc::request(
-            &id,
-            &method,
-            &params.to_string(),
-        )));
-        self.asks.insert(id, Asked { job, method });
+        if let Some(state) = self.jobs.get_mut(&job) {
+            state.gathering = Some(Gathering {
+                pending,
+                answers: Map::new(),
+                keyed,
+            });
+        }
     }
 
     /// The client answered a request of ours.
@@ -305,7 +354,7 @@ impl Engine {
         error: Option<Box<RawValue>>,
         out: &mut Vec<Output>,
     ) {
-        let Some(Asked { job, method }) = self.asks.remove(id) else {
+        let Some(Asked { job, method, key }) = self.asks.remove(id) else {
             return;
         };
         let answer = match (result, error) {
@@ -327,7 +376,44 @@ impl Engine {
             }
             (None, None) => Err("the client sent an empty answer".into()),
         };
-        self.deliver_answer(job, answer, out);
+        match answer {
+            Ok(answer) => self.gather_answer(job, key, answer, out),
+            Err(reason) => self.deliver_answer(job, Err(reason), out),
+        }
+    }
+
+    /// One of the requests a job sent the client is answered: the job gets
+    /// the answers once all are in.
+    fn gather_answer(&mut self, job: JobId, key: String, answer: Value, out: &mut Vec<Output>) {
+        let task = self.jobs.get(&job).and_then(|s| s.task.clone());
+        if let Some(task) = task {
+            if let Some(task) = self.tasks().get_mut(&task) {
+                task.input_answered(&key);
+            }
+        }
+        let Some(gathering) = self.jobs.get_mut(&job).and_then(|s| s.gathering.as_mut()) else {
+            return;
+        };
+        gathering.pending.remove(&key);
+        gathering.answers.insert(key, answer);
+        if !gathering.pending.is_empty() {
+            return;
+        }
+        let gathering = self
+            .jobs
+            .get_mut(&job)
+            .and_then(|s| s.gathering.take())
+            .expect("checked above");
+        let answer = if gathering.keyed {
+            Value::Object(gathering.answers)
+        } else {
+            gathering
+                .answers
+                .into_iter()
+                .next()
+                .map_or(Value::Null, |(_, answer)| answer)
+        };
+        out.push(Output::Answer(job, Ok(answer)));
     }
 
     /// The client answered a request of ours with a line that could not be
@@ -344,9 +430,17 @@ impl Engine {
         }
     }
 
+    /// Ends a job's wait for input with `answer` (a failure, as no other
+    /// answer is delivered whole): requests of the round still unanswered
+    /// are forgotten.
     fn deliver_answer(&mut self, job: JobId, answer: Result<Value, String>, out: &mut Vec<Output>) {
-        if let Some(task) = self.jobs.get(&job).and_then(|s| s.task.clone()) {
-            if let Some(task) = self.tasks.get_mut(&task) {
+        self.asks.retain(|_, asked| asked.job != job);
+        let task = self.jobs.get_mut(&job).and_then(|s| {
+            s.gathering = None;
+            s.task.clone()
+        });
+        if let Some(task) = task {
+            if let Some(task) = self.tasks().get_mut(&task) {
                 task.resume();
             }
         }
@@ -360,6 +454,7 @@ impl Engine {
         self.asks.retain(|_, asked| asked.job != job);
         if let Some(state) = self.jobs.get_mut(&job) {
             state.cancelled = true;
+            state.gathering = None;
         }
         out.push(Output::Answer(
             job,
@@ -367,33 +462,72 @@ impl Engine {
         ));
     }
 
-    /// `tasks/update` answers input requests of an extension task.
+    /// `tasks/update` answers input requests of an extension task. Every
+    /// answer is checked before any is kept (a bad one is refused with
+    /// nothing lost); keys not outstanding are ignored; the job resumes once
+    /// the round's last request is answered. A task that has ended takes no
+    /// answers, and says so by acknowledging them all the same.
     pub(super) fn answer_task_inputs(
         &mut self,
+        task_id: &str,
         job: JobId,
-        responses: &Map<String, Value>,
+        responses: Map<String, Value>,
         out: &mut Vec<Output>,
     ) -> Result<(), Value> {
-        let Some(task) = self.tasks.by_job_mut(job) else {
-            return Ok(());
-        };
-        let mut delivered = Vec::new();
-        for (key, answer) in responses {
-            if let Some(request) = task.input_requests.get(key) {
-                let method = request["method"].as_str().unwrap_or("elicitation/create");
-                check_answer(method, key, answer)?;
-                delivered.push(answer.clone());
-                task.input_requests.remove(key);
+        let resumed = {
+            let mut store = self.tasks();
+            let Some(task) = store.get_mut(task_id) else {
+                return Ok(());
+            };
+            for (key, answer) in &responses {
+                if let Some(request) = task.input_requests.get(key) {
+                    let method = request["method"].as_str().unwrap_or("elicitation/create");
+                    check_answer(method, key, answer)?;
+                }
             }
-        }
-        if task.input_requests.is_empty() && !task.status.is_terminal() {
-            task.resume();
-        }
-        for answer in delivered {
-            out.push(Output::Answer(job, Ok(answer)));
+            let before = task.input_requests.len();
+            let resumed = task.answer_inputs(responses);
+            let changed = resumed.is_some() || task.input_requests.len() != before;
+            (resumed, changed)
+        };
+        match resumed {
+            (Some(answers), _) => {
+                self.task_changed(task_id, out);
+                out.push(Output::Answer(job, Ok(answers)));
+            }
+            (None, true) => self.task_changed(task_id, out),
+            (None, false) => {}
         }
         Ok(())
     }
+}
+
+/// An input request as `method` and `{method, params}` for the revision
+/// of the call: an elicitation's form as the revision can carry it, or why
+/// the request cannot be sent.
+fn prepare_request(request: Value, revision: Revision) -> Result<(String, Value), String> {
+    let method = request["method"]
+        .as_str()
+        .unwrap_or("elicitation/create")
+        .to_string();
+    let mut params = request["params"].clone();
+    if method == "elicitation/create" {
+        params["requestedSchema"] =
+            crate::elicitation::for_revision(&params["requestedSchema"], revision)?;
+        if revision >= Revision::V2025_11_25 {
+            params["mode"] = json!("form");
+        }
+    }
+    if method == "sampling/createMessage" && !revision.has_audio() && has_audio(&params) {
+        return Err(format!(
+            "protocol revision {revision} cannot carry audio in a sampling request \
+             (2025-03-26 or later can)"
+        ));
+    }
+    Ok((
+        method.clone(),
+        json!({ "method": method, "params": params }),
+    ))
 }
 
 /// Whether a sampling request's messages hold an audio block.

@@ -151,6 +151,9 @@ pub struct CallContext {
     pub answers: Map<String, Value>,
     /// The task running this call, if it runs as one.
     pub task: Option<String>,
+    /// Whether the call may still become a task of the 2026-07-28
+    /// extension when the tool asks (see [`Engine::on_continue_as_task`]).
+    pub task_later: bool,
 }
 
 /// A `tools/call` for the R thread.
@@ -194,6 +197,8 @@ pub(super) struct NewJob {
     pub(super) purpose: Purpose,
     /// The task the call runs as, if it does.
     pub(super) task: Option<String>,
+    /// Whether it may still become a task (see `JobState::task_later`).
+    pub(super) task_later: bool,
 }
 
 /// How a job ended.
@@ -282,6 +287,23 @@ pub enum Output {
     /// Call [`Engine::on_task_alarm`] after the delay, when a task's time to
     /// live runs out. It replaces the alarm an earlier `TaskAlarm` set.
     TaskAlarm(Duration),
+    /// A task's job belongs to another engine of the server (over HTTP,
+    /// the engine of the request that created the task): call
+    /// [`Engine::cancel_job`] on that engine, later, not under this one's
+    /// lock.
+    CancelElsewhere(JobId),
+    /// A task of the 2026-07-28 extension changed status: `params` is the
+    /// task as `tasks/get` shows it, for a `notifications/tasks` on every
+    /// listen stream that follows the task (see [`Output::WatchTasks`]),
+    /// whichever engine of the server holds it.
+    TaskStatus { task: String, params: Value },
+    /// The listen stream `subscription` of this engine follows these tasks.
+    WatchTasks {
+        subscription: RequestId,
+        tasks: Vec<String>,
+    },
+    /// The listen stream `subscription` of this engine has ended.
+    UnwatchTasks(RequestId),
 }
 
 /// One progress report from a running tool.
@@ -335,6 +357,11 @@ struct JobState {
     /// What the result is for: a tool call, or a resource read, prompt or
     /// completion run by its handler.
     purpose: Purpose,
+    /// The answers it waits for from requests sent to the client.
+    gathering: Option<input::Gathering>,
+    /// It may still become a task (a deferred tool's 2026-07-28 call from
+    /// a client that declared the tasks extension).
+    task_later: bool,
 }
 
 impl JobState {
@@ -360,6 +387,8 @@ impl JobState {
             input: InputMode::Unavailable(String::new()),
             capabilities: Value::Null,
             purpose: Purpose::Tool,
+            gathering: None,
+            task_later: false,
         }
     }
 }
@@ -394,11 +423,11 @@ pub struct Engine {
     /// Shared likewise: a state one engine issues is accepted by another,
     /// and once among them all.
     signer: Arc<Mutex<Signer>>,
-    /// Whether 2026-07-28 calls may become tasks of the extension. Not for
-    /// an engine that lives for one HTTP request: no later request could
-    /// reach its tasks.
-    modern_tasks: bool,
-    tasks: tasks::Store,
+    /// The tasks this engine's requests reach: its own (stdio, or an HTTP
+    /// session), or, for an engine that lives for one 2026-07-28 HTTP
+    /// request, the store all such engines of the server share, so that a
+    /// task one request creates is found by the next.
+    tasks: Arc<Mutex<tasks::Store>>,
     /// Requests the server sent the client, by id: whose input they ask
     /// for, and with which method.
     asks: HashMap<RequestId, input::Asked>,
@@ -414,6 +443,11 @@ pub struct Engine {
 pub struct Shared {
     job_ids: Arc<AtomicU64>,
     signer: Arc<Mutex<Signer>>,
+    /// The tasks of 2026-07-28 requests that each have an engine of their
+    /// own (HTTP): bounded and expired as any store.
+    request_tasks: Arc<Mutex<tasks::Store>>,
+    /// What every task id of these engines starts with.
+    task_id_prefix: Arc<str>,
 }
 
 impl Shared {
@@ -424,7 +458,17 @@ impl Shared {
                 config.request_state_key.as_deref(),
                 config.request_state_store.as_deref(),
             ))),
+            request_tasks: Arc::new(Mutex::new(tasks::Store::default())),
+            task_id_prefix: Arc::from(""),
         }
+    }
+
+    /// The same, with task ids that start with `prefix` (see
+    /// [`tasks::Store::with_id_prefix`]).
+    pub fn with_task_id_prefix(mut self, prefix: &str) -> Shared {
+        self.request_tasks = Arc::new(Mutex::new(tasks::Store::with_id_prefix(prefix)));
+        self.task_id_prefix = Arc::from(prefix);
+        self
     }
 }
 
@@ -458,8 +502,9 @@ impl Engine {
             next_batch: 1,
             server_meta,
             signer: shared.signer.clone(),
-            modern_tasks: true,
-            tasks: tasks::Store::default(),
+            tasks: Arc::new(Mutex::new(tasks::Store::with_id_prefix(
+                &shared.task_id_prefix,
+            ))),
             asks: HashMap::new(),
             next_ask: 1,
             resource_subscriptions: HashSet::new(),
@@ -467,13 +512,19 @@ impl Engine {
         }
     }
 
-    /// An engine for one 2026-07-28 HTTP request, which ends with it: it
-    /// makes no tasks (no later request could reach them), so it does not
-    /// advertise the tasks extension either.
+    /// An engine for one 2026-07-28 HTTP request, which ends with it (or,
+    /// for a call that became a task, with the task's job). Its tasks live
+    /// in the store `shared` keeps for all such engines, where any later
+    /// request finds them.
     pub fn for_one_request(config: Arc<Config>, live: Arc<Live>, shared: &Shared) -> Engine {
         let mut engine = Engine::sharing(config, live, shared);
-        engine.modern_tasks = false;
+        engine.tasks = shared.request_tasks.clone();
         engine
+    }
+
+    /// The task store, locked. Never held across a call that locks it again.
+    fn tasks(&self) -> std::sync::MutexGuard<'_, tasks::Store> {
+        lock(&self.tasks)
     }
 
     /// The client has gone for good (its HTTP session ended): every call
@@ -481,7 +532,9 @@ impl Engine {
     /// tool waiting for input learns it will get none) and subscription
     /// streams are closed.
     pub fn on_close(&mut self, out: &mut Vec<Output>) {
-        self.listens.clear();
+        for (id, _) in self.listens.drain() {
+            out.push(Output::UnwatchTasks(id));
+        }
         let mut jobs: Vec<JobId> = self.jobs.keys().copied().collect();
         jobs.sort_unstable();
         for job in jobs {
@@ -580,6 +633,7 @@ impl Engine {
         let mut ids: Vec<RequestId> = self.listens.drain().map(|(id, _)| id).collect();
         ids.sort_by(|a, b| a.as_json().cmp(b.as_json()));
         for id in ids {
+            out.push(Output::UnwatchTasks(id.clone()));
             let mut meta = self.server_meta.clone();
             meta.insert(META_SUBSCRIPTION.into(), raw_json(id.as_json()));
             let result = json!({ "resultType": "complete", "_meta": meta });
@@ -1132,6 +1186,7 @@ impl Engine {
     fn cancel(&mut self, request: &RequestId, out: &mut Vec<Output>) {
         if self.listens.remove(request).is_some() {
             self.listen_uris.remove(request);
+            out.push(Output::UnwatchTasks(request.clone()));
             return;
         }
         let Some(&job) = self.by_request.get(request) else {
@@ -1194,7 +1249,7 @@ impl Engine {
             if rev.has_core_tasks() {
                 caps["tasks"] =
                     json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
-            } else if rev.is_modern() && self.modern_tasks {
+            } else if rev.is_modern() {
                 caps["extensions"] = json!({ tasks::EXTENSION: {} });
             }
         }
@@ -1344,6 +1399,7 @@ impl Engine {
             None => None,
         };
         let input = self.input_mode(rev, &caps, task.is_some());
+        let task_later = task.is_none() && self.may_become_task(index, rev, &caps);
         let new = NewJob {
             job,
             request_id: id,
@@ -1358,6 +1414,7 @@ impl Engine {
             input,
             purpose: Purpose::Tool,
             task,
+            task_later,
         };
         self.launch_job(new, out);
     }
@@ -1389,6 +1446,18 @@ impl Engine {
         state.input = new.input.clone();
         state.capabilities = new.capabilities.clone();
         state.task = new.task.clone();
+        state.task_later = new.task_later;
+        let extension_task = new.task.as_ref().is_some_and(|task| {
+            self.tasks()
+                .get(task)
+                .is_some_and(|t| t.dialect == tasks::Dialect::Extension)
+        });
+        if extension_task {
+            // The extension's tasks get no progress or log notifications:
+            // their call is answered already.
+            state.progress_token = None;
+            state.log_level = None;
+        }
         self.jobs.insert(new.job, state);
         if new.task.is_none() {
             self.direct_calls += 1;
@@ -1412,6 +1481,7 @@ impl Engine {
                 capabilities: new.capabilities,
                 answers: new.answers,
                 task: new.task,
+                task_later: new.task_later,
             },
         });
         job.read_small_arguments(&self.registry);
@@ -1437,6 +1507,12 @@ impl Engine {
             return self.respond(&id, text, out);
         }
         let lists = self.listen_lists(params);
+        let followed = match self.listen_tasks(params, out) {
+            Ok(followed) => followed,
+            Err(error) => {
+                return self.respond(&id, jsonrpc::error_response(Some(&id), &error), out)
+            }
+        };
         let mut honoured = json!({});
         for (flag, asked) in [
             ("toolsListChanged", lists.tools),
@@ -1452,6 +1528,9 @@ impl Engine {
             self.listen_uris
                 .insert(id.clone(), uris.into_iter().collect());
         }
+        if let Some(tasks) = &followed {
+            honoured["taskIds"] = json!(tasks.iter().map(|(task, _)| task).collect::<Vec<_>>());
+        }
         let params = json!({
             "notifications": honoured,
             "_meta": { META_SUBSCRIPTION: raw_json(id.as_json()) }
@@ -1460,10 +1539,35 @@ impl Engine {
             "notifications/subscriptions/acknowledged",
             &params.to_string(),
         )));
+        if let Some(tasks) = followed {
+            out.push(Output::WatchTasks {
+                subscription: id.clone(),
+                tasks: tasks.iter().map(|(task, _)| task.clone()).collect(),
+            });
+            // Where each task stands now: a change made before the stream
+            // opened is not missed.
+            for (_, status) in tasks {
+                out.push(Output::Write(task_notification(status, &id)));
+            }
+        }
         // Acknowledged, not answered: a batch it is part of stops waiting.
         self.forget_in_batch(&id, out);
         self.listens.insert(id, lists);
     }
+}
+
+/// `notifications/tasks` for the listen stream `subscription`: `task` is
+/// the task as `tasks/get` shows it.
+pub fn task_notification(task: Value, subscription: &RequestId) -> String {
+    let mut params = match task {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    params.insert(
+        "_meta".into(),
+        json!({ META_SUBSCRIPTION: raw_json(subscription.as_json()) }),
+    );
+    jsonrpc::notification("notifications/tasks", &Value::Object(params).to_string())
 }
 
 #[derive(Deserialize)]

@@ -4,7 +4,7 @@
 //! tasks whose time to live has passed: a task that expires meanwhile is
 //! simply unknown, and whoever was waiting on it is told it expired.
 
-use super::{invalid_params, Engine, JobId, Output, META_CAPABILITIES};
+use super::{invalid_params, Engine, InputMode, JobId, Output, META_CAPABILITIES};
 use crate::jsonrpc::{self, RequestId};
 use crate::revision::Revision;
 use crate::tasks::{
@@ -110,23 +110,9 @@ impl Engine {
             };
         }
         if rev.is_modern() {
-            // A client without the extension learns that first (-32021),
-            // wherever it calls from.
-            let client_declared = declares_task_extension(caps);
-            if client_declared && !self.modern_tasks && support == TaskSupport::Required {
-                // An engine for one HTTP request: a task would outlive it.
-                return Err(jsonrpc::error_object(
-                    jsonrpc::INVALID_REQUEST,
-                    &format!(
-                        "Tool \"{}\" runs only as a task, which this server keeps only for \
-                         handshake-era sessions (initialize) or stdio, not for 2026-07-28 \
-                         requests over HTTP",
-                        def.name
-                    ),
-                    None,
-                ));
-            }
-            let declared = client_declared && self.modern_tasks;
+            // A `task` param (2025-11-25's way of asking) is ignored here:
+            // the server alone decides, by the tool's policy.
+            let declared = declares_task_extension(caps);
             return match (declared, support) {
                 (true, TaskSupport::Optional | TaskSupport::Required) => {
                     Ok(Some((Dialect::Extension, None)))
@@ -142,6 +128,84 @@ impl Engine {
         Ok(None)
     }
 
+    /// Whether a call of `tool` may become a task once it runs: a deferred
+    /// tool called on 2026-07-28 by a client that declared the extension.
+    pub(super) fn may_become_task(&self, tool: usize, rev: Revision, caps: &Value) -> bool {
+        rev.is_modern()
+            && self.registry.tool(tool).def.task_support == TaskSupport::Deferred
+            && declares_task_extension(caps)
+    }
+
+    /// The tool of a running call asks to go on as a task (a deferred tool,
+    /// once it has what it asked the client for): the call is answered now
+    /// with the task's handle, and the rest of the run is the task's. The
+    /// task's id; `None` when the call cannot become one (it may not, was
+    /// cancelled, or no task has room), and it goes on as a plain call.
+    pub fn on_continue_as_task(&mut self, job: JobId, out: &mut Vec<Output>) -> Option<String> {
+        let state = self.jobs.get(&job)?;
+        if state.task.is_some() {
+            return state.task.clone();
+        }
+        if !state.task_later || state.cancelled {
+            return None;
+        }
+        let request_id = state.request_id.clone();
+        let now = Instant::now();
+        self.expire_tasks(now, out);
+        let (task_id, body) = self.create_task(job, Dialect::Extension, None, now).ok()?;
+        let state = self.jobs.get_mut(&job).expect("checked above");
+        state.task = Some(task_id.clone());
+        state.task_later = false;
+        // From here its questions wait in the task, and no retry comes;
+        // its call is answered, so no progress or log may follow.
+        state.input = InputMode::Ask;
+        state.arguments = None;
+        state.progress_token = None;
+        state.pending_progress = None;
+        state.log_level = None;
+        self.direct_calls -= 1;
+        if self.by_request.get(&request_id) == Some(&job) {
+            self.by_request.remove(&request_id);
+        }
+        let text = jsonrpc::success(&request_id, &body.to_string());
+        self.respond(&request_id, text, out);
+        self.arm_task_alarm(now, out);
+        Some(task_id)
+    }
+
+    /// A new task for `job`: its id and the body of the call's answer, or
+    /// the error when there is no room.
+    fn create_task(
+        &mut self,
+        job: JobId,
+        dialect: Dialect,
+        ttl: Option<Duration>,
+        now: Instant,
+    ) -> Result<(String, Value), Value> {
+        let created = self.tasks().create(job, dialect, ttl, now).map(|task| {
+            let body = match dialect {
+                Dialect::Core => json!({ "task": task.core_wire() }),
+                Dialect::Extension => {
+                    let mut t = task.extension_wire(false);
+                    t.insert("resultType".into(), json!("task"));
+                    t.insert("_meta".into(), Value::Object(self.server_meta.clone()));
+                    Value::Object(t)
+                }
+            };
+            (task.id.clone(), body)
+        });
+        created.map_err(|_| {
+            limit_reached(
+                &format!(
+                    "Too many tasks: {MAX_TASKS} are still running; \
+                     wait for some to finish, or cancel some, before starting another"
+                ),
+                MAX_TASKS,
+                None,
+            )
+        })
+    }
+
     /// Creates the task and answers the call with its handle at once; the
     /// task's id, or `None` when there is no room (the call is then answered
     /// with the error and must not run).
@@ -155,26 +219,11 @@ impl Engine {
     ) -> Option<String> {
         let now = Instant::now();
         self.expire_tasks(now, out);
-        let Ok(task) = self.tasks.create(job, dialect, ttl, now) else {
-            let error = limit_reached(
-                &format!(
-                    "Too many tasks: {MAX_TASKS} are still running; \
-                     wait for some to finish, or cancel some, before starting another"
-                ),
-                MAX_TASKS,
-                None,
-            );
-            self.respond(id, jsonrpc::error_response(Some(id), &error), out);
-            return None;
-        };
-        let task_id = task.id.clone();
-        let body = match dialect {
-            Dialect::Core => json!({ "task": task.core_wire() }),
-            Dialect::Extension => {
-                let mut t = task.extension_wire(false);
-                t.insert("resultType".into(), json!("task"));
-                t.insert("_meta".into(), Value::Object(self.server_meta.clone()));
-                Value::Object(t)
+        let (task_id, body) = match self.create_task(job, dialect, ttl, now) {
+            Ok(created) => created,
+            Err(error) => {
+                self.respond(id, jsonrpc::error_response(Some(id), &error), out);
+                return None;
             }
         };
         let text = jsonrpc::success(id, &body.to_string());
@@ -186,8 +235,9 @@ impl Engine {
     /// Forgets the tasks whose time to live has passed: the requests
     /// waiting on them are told so, and the jobs of those still working
     /// are cancelled (no one can fetch their result any more).
-    fn expire_tasks(&mut self, now: Instant, out: &mut Vec<Output>) {
-        for expired in self.tasks.expire(now) {
+    pub(super) fn expire_tasks(&mut self, now: Instant, out: &mut Vec<Output>) {
+        let expired = self.tasks().expire(now);
+        for expired in expired {
             self.answer_expired(expired, out);
         }
     }
@@ -214,7 +264,8 @@ impl Engine {
     /// Asks the runtime for a call of [`Engine::on_task_alarm`] when the
     /// earliest time to live runs out, unless one is due by then.
     fn arm_task_alarm(&mut self, now: Instant, out: &mut Vec<Output>) {
-        if let Some(deadline) = self.tasks.alarm_needed() {
+        let needed = self.tasks().alarm_needed();
+        if let Some(deadline) = needed {
             out.push(Output::TaskAlarm(deadline.saturating_duration_since(now)));
         }
     }
@@ -223,7 +274,7 @@ impl Engine {
     /// time to live has passed are forgotten, and their waiters answered.
     pub fn on_task_alarm(&mut self, out: &mut Vec<Output>) {
         let now = Instant::now();
-        self.tasks.alarm_rang();
+        self.tasks().alarm_rang();
         self.expire_tasks(now, out);
         self.arm_task_alarm(now, out);
     }
@@ -241,9 +292,10 @@ impl Engine {
             Ok(body) => Ending::Completed(body.clone()),
             Err(error) => Ending::Failed(error.clone()),
         };
-        let Some(waiters) = self.tasks.end(task_id, ending) else {
+        let Some(waiters) = self.tasks().end(task_id, ending) else {
             return;
         };
+        self.task_changed(task_id, out);
         for waiter in waiters {
             let text = match &settled {
                 Ok(body) => jsonrpc::success(&waiter, body),
@@ -262,9 +314,10 @@ impl Engine {
     /// Marks a running task cancelled and tells the requests waiting on it;
     /// false when the task had already ended (or is unknown).
     fn cancel_task(&mut self, task_id: &str, out: &mut Vec<Output>) -> bool {
-        let Some(waiters) = self.tasks.end(task_id, Ending::Cancelled) else {
+        let Some(waiters) = self.tasks().end(task_id, Ending::Cancelled) else {
             return false;
         };
+        self.task_changed(task_id, out);
         for waiter in waiters {
             let text = no_result(&waiter, task_id, "was cancelled");
             self.respond(&waiter, text, out);
@@ -285,10 +338,12 @@ impl Engine {
         let Some(task_id) = params.get("taskId").and_then(Value::as_str) else {
             return Err(invalid_params(id, "`taskId` must be a string"));
         };
-        match self.tasks.get(task_id) {
-            Some(task) if task.dialect == dialect => Ok((task.id.clone(), task.job)),
-            _ => Err(unknown_task(id, task_id)),
-        }
+        let found = self
+            .tasks()
+            .get(task_id)
+            .filter(|task| task.dialect == dialect)
+            .map(|task| (task.id.clone(), task.job));
+        found.ok_or_else(|| unknown_task(id, task_id))
     }
 
     /// `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` of 2025-11-25.
@@ -302,7 +357,7 @@ impl Engine {
         if method == "tasks/list" {
             self.expire_tasks(Instant::now(), out);
             let tasks: Vec<Value> = self
-                .tasks
+                .tasks()
                 .list(Dialect::Core)
                 .iter()
                 .map(|t| t.core_wire())
@@ -316,21 +371,24 @@ impl Engine {
         };
         let text = match method {
             "tasks/get" => self.core_wire_response(&id, &task_id),
-            "tasks/result" => match self.tasks.get(&task_id).and_then(|t| result_of(&id, t)) {
-                Some(text) => text,
-                None => match self.tasks.wait(&task_id, id.clone()) {
-                    // Answered when the task ends or expires.
-                    Ok(()) => return,
-                    Err(refused) => self.wait_refused(&id, &task_id, refused),
-                },
-            },
+            "tasks/result" => {
+                let ready = self.tasks().get(&task_id).and_then(|t| result_of(&id, t));
+                match ready {
+                    Some(text) => text,
+                    None => match self.tasks().wait(&task_id, id.clone()) {
+                        // Answered when the task ends or expires.
+                        Ok(()) => return,
+                        Err(refused) => self.wait_refused(&id, &task_id, refused),
+                    },
+                }
+            }
             _ => {
                 if self.cancel_task(&task_id, out) {
                     self.cancel_task_job(job, out);
                     self.core_wire_response(&id, &task_id)
                 } else {
                     let status = self
-                        .tasks
+                        .tasks()
                         .get(&task_id)
                         .map_or("gone", |t| t.status.as_str());
                     jsonrpc::error(
@@ -346,8 +404,9 @@ impl Engine {
     }
 
     fn core_wire_response(&self, id: &RequestId, task_id: &str) -> String {
-        match self.tasks.get(task_id) {
-            Some(task) => jsonrpc::success(id, &task.core_wire().to_string()),
+        let wire = self.tasks().get(task_id).map(|task| task.core_wire());
+        match wire {
+            Some(wire) => jsonrpc::success(id, &wire.to_string()),
             None => unknown_task(id, task_id),
         }
     }
@@ -400,9 +459,8 @@ impl Engine {
         };
         let ack = json!({ "resultType": "complete", "_meta": self.server_meta }).to_string();
         let text = match method {
-            "tasks/get" => match self.tasks.get(&task_id) {
-                Some(task) => {
-                    let mut wire = task.extension_wire(true);
+            "tasks/get" => match self.detailed_task(&task_id) {
+                Some(mut wire) => {
                     wire.insert("resultType".into(), json!("complete"));
                     wire.insert("_meta".into(), Value::Object(self.server_meta.clone()));
                     jsonrpc::success(&id, &Value::Object(wire).to_string())
@@ -417,7 +475,7 @@ impl Engine {
                         return self.respond(&id, text, out);
                     }
                 };
-                match self.answer_task_inputs(job, &responses, out) {
+                match self.answer_task_inputs(&task_id, job, responses, out) {
                     Ok(()) => jsonrpc::success(&id, &ack),
                     Err(error) => jsonrpc::error_response(Some(&id), &error),
                 }
@@ -433,12 +491,95 @@ impl Engine {
         self.respond(&id, text, out);
     }
 
+    /// Stops a task's job. Over HTTP the job may belong to the engine of
+    /// the request that created the task, not to this one: that engine is
+    /// asked to stop it.
     fn cancel_task_job(&mut self, job: JobId, out: &mut Vec<Output>) {
+        if self.jobs.contains_key(&job) {
+            self.cancel_job(job, out);
+        } else {
+            out.push(Output::CancelElsewhere(job));
+        }
+    }
+
+    /// Stops a job of this engine's, if it still runs and was not stopped
+    /// already (see [`Output::CancelElsewhere`]).
+    pub fn cancel_job(&mut self, job: JobId, out: &mut Vec<Output>) {
         if let Some(state) = self.jobs.get_mut(&job) {
             if !state.cancelled {
                 state.cancelled = true;
                 out.push(Output::Cancel(job));
             }
         }
+    }
+
+    /// A task as `tasks/get` and `notifications/tasks` show it.
+    fn detailed_task(&self, task_id: &str) -> Option<serde_json::Map<String, Value>> {
+        self.tasks()
+            .get(task_id)
+            .map(|task| task.extension_wire(true))
+    }
+
+    /// An extension task's status changed: listen streams following it
+    /// are told (see [`Output::TaskStatus`]).
+    pub(super) fn task_changed(&self, task_id: &str, out: &mut Vec<Output>) {
+        let store = self.tasks();
+        let Some(task) = store
+            .get(task_id)
+            .filter(|t| t.dialect == Dialect::Extension)
+        else {
+            return;
+        };
+        out.push(Output::TaskStatus {
+            task: task_id.to_string(),
+            params: Value::Object(task.extension_wire(true)),
+        });
+    }
+
+    /// The tasks a `subscriptions/listen` asks to follow
+    /// (`notifications.taskIds`), each with where it stands now: `None` when
+    /// it asks for none. Only live tasks of the extension are followed (ids
+    /// are the server's own: no task can appear later under another one).
+    /// A request that did not declare the extension gets -32021.
+    pub(super) fn listen_tasks(
+        &mut self,
+        params: &Value,
+        out: &mut Vec<Output>,
+    ) -> Result<Option<Vec<(String, Value)>>, Value> {
+        let Some(ids) = params.get("notifications").and_then(|n| n.get("taskIds")) else {
+            return Ok(None);
+        };
+        let caps = params
+            .get("_meta")
+            .and_then(|m| m.get(META_CAPABILITIES))
+            .unwrap_or(&Value::Null);
+        if !declares_task_extension(caps) {
+            return Err(extension_required(
+                "Task status notifications (`notifications.taskIds`) belong to the tasks \
+                 extension; the client must declare it",
+            ));
+        }
+        let Some(ids) = ids
+            .as_array()
+            .filter(|ids| ids.iter().all(Value::is_string))
+        else {
+            return Err(jsonrpc::error_object(
+                jsonrpc::INVALID_PARAMS,
+                "Invalid params: `notifications.taskIds` must be an array of task ids",
+                None,
+            ));
+        };
+        self.expire_tasks(Instant::now(), out);
+        let store = self.tasks();
+        let mut followed: Vec<(String, Value)> = Vec::new();
+        for id in ids.iter().filter_map(Value::as_str) {
+            let Some(task) = store.get(id).filter(|t| t.dialect == Dialect::Extension) else {
+                continue;
+            };
+            if !followed.iter().any(|(known, _)| known == id) {
+                followed.push((id.to_string(), Value::Object(task.extension_wire(true))));
+            }
+        }
+        Ok(Some(followed))
     }
 }

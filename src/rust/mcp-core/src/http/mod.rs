@@ -15,6 +15,12 @@
 //!   [`modern`]); error responses carry the HTTP status the revision asks
 //!   for (400, or 404 for an unknown method). Closing the response stream
 //!   cancels the call. `subscriptions/listen` is a long-lived stream.
+//!   Tasks of the `io.modelcontextprotocol/tasks` extension outlive the
+//!   request that created them: they live in a store all these engines
+//!   share (bounded, expiring), so any later request of the process finds
+//!   them (`tasks/get`, `tasks/update`, `tasks/cancel`, listen streams
+//!   following `taskIds`); the creating request's stream ends with the
+//!   task's handle, and closing it never cancels the task.
 //! - The 2024-11-05 HTTP+SSE transport (GET `/sse` + POST `/messages`) is
 //!   not served: deprecated since 2025-03-26, absent from the conformance
 //!   suite and dropped by the TypeScript SDK, while every maintained client
@@ -104,6 +110,9 @@ pub struct Options {
     pub stream_after: Duration,
     /// How often an open event stream gets a keep-alive comment.
     pub keepalive: Duration,
+    /// What every task id starts with: this replica's name, for a load
+    /// balancer to route a task's requests on (`Mcp-Name` carries the id).
+    pub task_id_prefix: String,
 }
 
 impl Default for Options {
@@ -125,6 +134,7 @@ impl Default for Options {
             session_idle: Duration::from_secs(30 * 60),
             stream_after: Duration::from_millis(500),
             keepalive: Duration::from_secs(15),
+            task_id_prefix: String::new(),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The checks HTTP adds to a 2026-07-28 request before the engine sees it:
 //! the `_meta` envelope (rung 1 of the validation ladder), the routing
-//! headers `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` (rung 2),
-//! and the `Mcp-Param-*` headers a tool's `x-mcp-header` arguments call for
+//! headers `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` (rung 2;
+//! on the tasks extension's methods `Mcp-Name` is the task id), and the `Mcp-Param-*` headers a tool's `x-mcp-header` arguments call for
 //! (rung 4). The version itself (rung 3), unknown methods (rung 5) and
 //! missing client capabilities (rung 6) are the engine's, as on stdio.
 //!
@@ -115,9 +115,12 @@ pub fn check_routing(headers: &HeaderMap, method: &str, params: &Value) -> Resul
         }
         None => return Err(mismatch("Header `Mcp-Method` is required".into())),
     }
+    // The tasks extension routes its methods on the task id, so that a
+    // load balancer can send them to the process holding the task.
     let named = match method {
         "tools/call" | "prompts/get" => params.get("name"),
         "resources/read" => params.get("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => params.get("taskId"),
         _ => return Ok(()),
     };
     let Some(expected) = named.and_then(Value::as_str) else {
