@@ -20,8 +20,15 @@
 #' interactive session waits for input (the R console, RStudio, Positron, a
 #' terminal), and on Unix-like systems only. A script run with `Rscript`
 #' never waits at a console: serve it in the foreground instead. Only one
-#' server serves in the background per session; tools marked
-#' `concurrent = TRUE` are not supported there yet.
+#' server serves in the background per session.
+#'
+#' Tools marked `concurrent = TRUE` run in worker processes as in the
+#' foreground (see `vignette("concurrency")`), so they neither see your
+#' session's data nor wait for the console: their calls are handed over,
+#' and their results collected, whenever the console waits for input
+#' (every 50 ms while any runs). Without a [future::plan()] of your own,
+#' the server sets one with its pool of workers for as long as it serves,
+#' which futures you create meanwhile use too; `$stop()` restores yours.
 #'
 #' @param x A handle returned by `mcp_server(background = TRUE)`.
 #' @param ... Not used.
@@ -51,19 +58,17 @@ NULL
 background_check <- function(transport, tools) {
   if (transport != "http") abort("`background = TRUE` needs `transport = \"http\"`: a stdio server belongs to the client that started it.")
   if (.Platform$OS.type != "unix") abort("`background = TRUE` needs R's event loop of Unix-like systems (macOS, Linux).")
-  if (any(vapply(tools, function(t) isTRUE(tool_spec(t)$concurrent), logical(1)))) {
-    abort("Tools with `concurrent = TRUE` cannot be served in the background yet; serve them in the foreground.")
-  }
   if (background_active_()) abort("A server already serves in the background in this session: stop it first with its `stop()`.")
 }
 
 # `served` holds what the server runs (see `served_start()`); `n_tools`
-# counts the tools at start.
-background_start <- function(raw, server, served, url, n_tools) {
+# counts the tools at start; `pool` runs the calls of concurrent tools (see
+# R/workers.R), or is NULL.
+background_start <- function(raw, server, served, url, n_tools, pool = NULL) {
   handle <- new.env(parent = emptyenv())
   handle$url <- url
   handle$tools <- n_tools
-  state <- list(raw = raw, server = server, served = served, handle = handle)
+  state <- list(raw = raw, server = server, served = served, handle = handle, pool = pool)
   handle$stop <- function() background_stop(state)
   handle$running <- function() identical(the$background$handle, handle)
   handle$add <- function(x) mcp_add(x, server = handle)
@@ -74,6 +79,7 @@ background_start <- function(raw, server, served, url, n_tools) {
   if (inherits(attached, "mcpserver_rust_error")) {
     the$background <- NULL
     server$stop()
+    workers_stop(pool)
     abort(attached$message)
   }
   message(sprintf("mcpserver: serving %d tool(s) on %s in the background; stop with `$stop()`.", n_tools, url))
@@ -86,6 +92,7 @@ background_stop <- function(state) {
     the$background <- NULL
   }
   state$server$stop()
+  workers_stop(state$pool)
   invisible(NULL)
 }
 
@@ -108,13 +115,32 @@ background_service <- function() {
       background_stop(state)
       break
     }
+    if (is_worker_job(state$pool, job)) {
+      worker_submit(server, state$pool, job, state$served$runnable[[job$tool]])
+      next
+    }
     tryCatch(
       run_job(server, job, state$served$runnable[[job$tool]]),
       interrupt = function(e) server$interrupted()
     )
   }
+  background_workers(state)
   invisible()
 }
+
+# Looks at the workers' calls (results, progress, cancels, limits) and,
+# while any runs or waits, asks to be woken again shortly: the server has
+# no news to wake R for a worker.
+background_workers <- function(state) {
+  pool <- state$pool
+  if (is.null(pool) || !identical(the$background$handle, state$handle)) return(invisible())
+  tryCatch(workers_service(state$server, pool), interrupt = function(e) NULL)
+  busy <- length(pool$running) + length(pool$waiting) + length(pool$asking) > 0
+  if (busy) background_wake_after_(background_tick_ms)
+  invisible()
+}
+
+background_tick_ms <- 50
 
 #' @rdname mcp_background
 #' @export

@@ -15,11 +15,13 @@ collect_entries <- function(x, class, what) {
 # definitions; `serves` says which kinds the server offers even while it
 # has none (`list(resources =, prompts =)`). Returns list(tools = tools +
 # handlers, catalog = JSON text), or NULL when there is nothing but tools.
-build_catalog <- function(tools, resources, prompts, serves = NULL) {
+# `token_check` is the hidden tool that checks bearer tokens (HTTP), or
+# NULL; it comes last, and its registry index is returned as `token_handler`.
+build_catalog <- function(tools, resources, prompts, serves = NULL, token_check = NULL) {
   resources <- collect_entries(resources, c("mcpserver_resource", "mcpserver_resource_template"), "resources")
   prompts <- collect_entries(prompts, "mcpserver_prompt", "prompts")
   declared <- Filter(isTRUE, serves)
-  if (length(resources) == 0 && length(prompts) == 0 && length(declared) == 0) return(NULL)
+  if (length(resources) == 0 && length(prompts) == 0 && length(declared) == 0 && is.null(token_check)) return(NULL)
   handlers <- list()
   # 0-based registry index of the handler added.
   add <- function(fun, arguments, name, timeout) {
@@ -72,7 +74,12 @@ build_catalog <- function(tools, resources, prompts, serves = NULL) {
       wire_fields(p)
     ))
   }
-  list(tools = c(tools, handlers), catalog = rust(json_encode_(entries, FALSE)))
+  token_handler <- NULL
+  if (!is.null(token_check)) {
+    handlers[[length(handlers) + 1L]] <- token_check
+    token_handler <- length(tools) + length(handlers) - 1L
+  }
+  list(tools = c(tools, handlers), catalog = rust(json_encode_(entries, FALSE)), token_handler = token_handler)
 }
 
 # The display fields in wire form (camelCase, `_meta`); annotations and

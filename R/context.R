@@ -24,6 +24,14 @@
 #'   one that arrives as the call finishes is dropped, never delivered to
 #'   the next call.
 #' * `mcp_request()` describes the request being served.
+#' * `mcp_close_stream()`, over HTTP, ends the connection that carries the
+#'   call's messages while the call goes on: the client reconnects a second
+#'   later and receives what it missed, then the rest (the event stream is
+#'   resumable). A long call can so avoid holding a connection that a proxy
+#'   would cut. It does nothing (and returns `FALSE`) on stdio, for clients
+#'   of revisions before 2025-11-25 (they could not resume before the
+#'   first message), for clients that read JSON answers only, and in a
+#'   worker.
 #'
 #' In a tool made with `tool(concurrent = TRUE)`, which runs in a worker
 #' process, progress, logs, messages and warnings are relayed to the server
@@ -43,12 +51,15 @@
 #' @param ... The message, pasted together (as in [message()]).
 #' @return `mcp_progress()` and `mcp_log()`: whether a tool call was
 #'   running (invisibly). `mcp_cancelled()`: `TRUE` or `FALSE`.
+#'   `mcp_close_stream()`: whether the connection was let go (invisibly).
 #'   `mcp_request()`: `NULL` outside a tool call, otherwise a list with
 #'   `request_id`, `tool`, `protocol_version`, `client` (the client's name
 #'   and version as it reported them), `capabilities` (what the client
 #'   declared it can do, e.g. `elicitation`, `sampling`, `roots`: from this
 #'   request on 2026-07-28, from `initialize` before), `meta` (the request's `_meta`, e.g.
-#'   a `traceparent`), `progress_token` and `log_level`. If the request
+#'   a `traceparent`), `progress_token`, `log_level` and `auth` (over HTTP,
+#'   the list the server's bearer-token function returned for the caller's
+#'   token, see [http_options()]; `NULL` otherwise). If the request
 #'   holds text R cannot (a NUL character, say in the client's name),
 #'   `mcp_request()` raises an error naming the field.
 #' @examples
@@ -116,6 +127,15 @@ mcp_cancelled <- function() {
   if (in_worker()) return(worker_cancelled())
   job <- current_call()
   !is.null(job) && isTRUE(the$server$cancelled(job$id))
+}
+
+#' @rdname tool-context
+#' @export
+mcp_close_stream <- function() {
+  if (in_worker()) return(invisible(FALSE))
+  job <- current_call()
+  if (is.null(job)) return(invisible(FALSE))
+  invisible(isTRUE(the$server$close_stream(job$id)))
 }
 
 #' @rdname tool-context

@@ -20,6 +20,12 @@ background_detach_ <- function(server) .Call(wrap__background_detach_, server)
 #' @noRd
 background_active_ <- function() .Call(wrap__background_active_)
 
+#' Wakes the background service again after `ms` milliseconds, even if
+#' the server has no news (R looks at its workers then). Does nothing when
+#' nothing serves in the background.
+#' @noRd
+background_wake_after_ <- function(ms) .Call(wrap__background_wake_after_, ms)
+
 #' Bridges stdin and stdout to the server at `url`. Returns why it ended:
 #' `"input ended"`, `"unanswered"` (input ended and the grace period ran
 #' out), `"output closed"`, `"interrupted"`, or an error to raise.
@@ -354,6 +360,14 @@ McpClientHttp$url <- function() .Call(wrap__McpClientHttp__url, self)
 #'}
 #'}
 #'
+#'\subsection{Method `close_stream`}{
+#'Lets the HTTP connection carrying this call's messages go, for its
+#'client to reconnect for the rest (`mcp_close_stream()`).
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
 #'\subsection{Method `cancelled`}{
 #'Whether the client cancelled this call.
 #' \subsection{noRd}{
@@ -512,6 +526,8 @@ McpServer$resource_updated <- function(uri) .Call(wrap__McpServer__resource_upda
 McpServer$change <- function(specs, keys, catalog, during_call) .Call(wrap__McpServer__change, self, specs, keys, catalog, during_call)
 
 McpServer$live_keys <- function() .Call(wrap__McpServer__live_keys, self)
+
+McpServer$close_stream <- function(job) .Call(wrap__McpServer__close_stream, self, job)
 
 McpServer$cancelled <- function(job) .Call(wrap__McpServer__cancelled, self, job)
 

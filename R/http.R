@@ -20,16 +20,37 @@
 #' URL) and `authorization_servers` to also serve RFC 9728 protected-resource
 #' metadata at `/.well-known/oauth-protected-resource` (and the same with
 #' the endpoint's path appended) and name it in the challenge, for clients
-#' that obtain tokens through OAuth. Tokens are compared as given; checking
-#' them with an R function is not offered yet.
+#' that obtain tokens through OAuth.
+#'
+#' `bearer_tokens` may instead be a function of one argument, the token,
+#' that says whether to accept it: `TRUE` or `FALSE`, or a named list
+#' describing who holds it (a user name, scopes, ...), which accepts it and
+#' which tools read as `mcp_request()$auth`. It runs in R's main thread,
+#' like a tool, so it may query a database or an identity provider; its
+#' verdict on each token is remembered for `bearer_cache` seconds (by the
+#' token's hash; tokens are never stored or logged), so a client's later
+#' requests are not held up by it. While the function has not answered,
+#' requests with that token wait: at most `bearer_timeout` seconds (the
+#' function is interrupted then, and the request gets 503 with
+#' `Retry-After`), including time spent waiting for a tool call R is busy
+#' with. An error in the function answers 500 (and is reported on stderr,
+#' with the token masked); neither outcome is remembered. Return `FALSE`
+#' only for tokens known to be bad: the refusal is remembered too. A
+#' session stays bound to the token that opened it: a request with another
+#' token does not find it (404).
 #'
 #' @param allowed_hosts Host names (optionally with `:port`) accepted in the
 #'   `Host` header, `"*"` for any, or `NULL` for the loopback names.
 #' @param allowed_origins Origins (`https://app.example.com`) or host names
 #'   accepted in the `Origin` header, `"*"` for any, or `NULL` for loopback
 #'   origins. Requests without `Origin` (not sent from a web page) pass.
-#' @param bearer_tokens Tokens accepted in `Authorization: Bearer`, or
-#'   `NULL` for no authentication.
+#' @param bearer_tokens Tokens accepted in `Authorization: Bearer`, a
+#'   function `function(token)` that checks them (see above), or `NULL` for
+#'   no authentication.
+#' @param bearer_cache With a function in `bearer_tokens`, how many seconds
+#'   its verdict on a token is remembered; `0` asks it on every request.
+#' @param bearer_timeout With a function in `bearer_tokens`, how many
+#'   seconds a request waits for its verdict.
 #' @param resource The endpoint's canonical URL (e.g.
 #'   `"https://mcp.example.com/mcp"`) for protected-resource metadata, or
 #'   `NULL` to serve none.
@@ -58,10 +79,15 @@
 #'   allowed_hosts = "mcp.example.com",
 #'   bearer_tokens = "a-long-random-secret"
 #' )
+#' # Tokens checked by a function (it could look them up in a database):
+#' known <- c("token-of-ann" = "ann", "token-of-bob" = "bob")
+#' opts <- http_options(bearer_tokens = function(token) {
+#'   if (token %in% names(known)) list(user = known[[token]]) else FALSE
+#' })
 #' @export
 http_options <- function(allowed_hosts = NULL, allowed_origins = NULL,
                          bearer_tokens = NULL, resource = NULL,
-                         authorization_servers = NULL,
+                         authorization_servers = NULL, bearer_cache = 60, bearer_timeout = 10,
                          max_body_size = 4 * 1024^2, max_header_size = 64 * 1024,
                          max_sessions = 100, max_streams = 256,
                          session_timeout = 30 * 60, task_id_prefix = NULL) {
@@ -72,7 +98,13 @@ http_options <- function(allowed_hosts = NULL, allowed_origins = NULL,
   }
   check_names(allowed_hosts, "allowed_hosts")
   check_names(allowed_origins, "allowed_origins")
-  check_names(bearer_tokens, "bearer_tokens")
+  if (!is.function(bearer_tokens)) {
+    check_names(bearer_tokens, "bearer_tokens")
+  } else if (length(formals(bearer_tokens)) < 1 && !"..." %in% names(formals(bearer_tokens))) {
+    abort("A function in `bearer_tokens` must take one argument, the token.")
+  }
+  if (!is_number(bearer_cache) || bearer_cache < 0) abort("`bearer_cache` must be a number of seconds, 0 or more.")
+  if (!is_positive_number(bearer_timeout)) abort("`bearer_timeout` must be a positive number of seconds.")
   check_names(authorization_servers, "authorization_servers")
   if (!is.null(resource) && !(is_string(resource) && grepl("^https?://", resource))) {
     abort("`resource` must be NULL or the endpoint's URL (http:// or https://).")
@@ -98,6 +130,7 @@ http_options <- function(allowed_hosts = NULL, allowed_origins = NULL,
       allowed_hosts = allowed_hosts, allowed_origins = allowed_origins,
       bearer_tokens = bearer_tokens, resource = resource,
       authorization_servers = authorization_servers,
+      bearer_cache = bearer_cache, bearer_timeout = bearer_timeout,
       max_body_size = max_body_size, max_header_size = max_header_size,
       max_sessions = max_sessions, max_streams = max_streams,
       session_timeout = session_timeout, task_id_prefix = task_id_prefix
@@ -111,7 +144,11 @@ print.mcpserver_http_options <- function(x, ...) {
   cat("<mcpserver HTTP options>\n")
   shown <- unclass(x)
   # Tokens are secrets: counted, never printed.
-  if (!is.null(shown$bearer_tokens)) shown$bearer_tokens <- sprintf("<%d token(s)>", length(shown$bearer_tokens))
+  if (is.function(shown$bearer_tokens)) {
+    shown$bearer_tokens <- "<checked by a function>"
+  } else if (!is.null(shown$bearer_tokens)) {
+    shown$bearer_tokens <- sprintf("<%d token(s)>", length(shown$bearer_tokens))
+  }
   for (name in names(shown)) {
     value <- if (is.null(shown[[name]])) "default" else paste(format(shown[[name]]), collapse = ", ")
     cat(sprintf("  %s: %s\n", name, value))
@@ -129,7 +166,36 @@ http_settings <- function(host, port, path, http) {
     abort("`path` must start with `/`, without query, fragment or spaces, e.g. \"/mcp\".")
   }
   if (!inherits(http, "mcpserver_http_options")) abort("`http` must be made with http_options().")
-  c(list(host = host, port = port, path = path), unclass(http))
+  settings <- c(list(host = host, port = port, path = path), unclass(http))
+  # A function is run as a hidden handler (see token_check_entry()): Rust
+  # gets its registry index instead, added by mcp_server().
+  if (is.function(settings$bearer_tokens)) settings$bearer_tokens <- NULL
+  settings
+}
+
+# The hidden handler that runs a token-checking function: its verdict as
+# the structured content Rust reads (`{allow, identity?}`, see
+# src/rust/mcp-core/src/http/tokens.rs).
+token_check_handler <- function(fun) {
+  function(token) {
+    verdict <- fun(token)
+    if (is.list(verdict) && !is.object(verdict) && length(verdict) > 0 && !is.null(names(verdict)) && all(nzchar(names(verdict)))) {
+      return(tool_result(structured_content = list(allow = TRUE, identity = verdict)))
+    }
+    if (!is_flag(verdict)) {
+      abort("the bearer token function must return TRUE, FALSE or a named list describing the token's holder")
+    }
+    tool_result(structured_content = list(allow = verdict))
+  }
+}
+
+# The hidden tool entry for `http`'s token function, or NULL.
+token_check_entry <- function(http) {
+  if (!is.function(http$bearer_tokens)) return(NULL)
+  tool(token_check_handler(http$bearer_tokens), "Handler of bearer tokens",
+    arguments = list(token = type_string()), name = "handler-bearer-tokens",
+    timeout = http$bearer_timeout
+  )
 }
 
 # The endpoint's URL, from the address the server bound.

@@ -152,8 +152,10 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   check_worker_options(workers, worker_queue, worker_grace)
   if (transport == "http") settings <- http_settings(host, port, path, http)
   tools <- collect_tools(tools)
+  token_check <- if (transport == "http") token_check_entry(http)
   # Handlers of resources, prompts and completions follow the tools.
-  served <- served_start(tools, resources, prompts)
+  served <- served_start(tools, resources, prompts, token_check)
+  if (!is.null(served$token_handler)) settings$token_handler <- served$token_handler
   runnable <- served$runnable
   specs <- lapply(runnable, tool_spec)
   options <- list(
@@ -172,12 +174,21 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   server <- bind_methods(raw)
   # What it serves, for mcp_add() and mcp_remove() (see R/changes.R).
   server$served <- served
-  if (background) return(background_start(raw, server, served, http_url(server$http_address(), path), length(tools)))
-  on.exit(server$stop(), add = TRUE)
   # Every runnable entry, so a handler's index is never out of range there.
-  pool <- workers_start(runnable, workers, worker_queue, timeout, worker_grace)
-  on.exit(workers_stop(pool), add = TRUE)
+  pool <- tryCatch(
+    workers_start(runnable, workers, worker_queue, timeout, worker_grace),
+    error = function(e) {
+      server$stop()
+      stop(e)
+    }
+  )
   if (!is.null(pool)) server$run_on_workers(which(pool$concurrent))
+  if (background) {
+    url <- http_url(server$http_address(), path)
+    return(background_start(raw, server, served, url, length(tools), pool))
+  }
+  on.exit(server$stop(), add = TRUE)
+  on.exit(workers_stop(pool), add = TRUE)
   the$server <- server
   on.exit(the$server <- NULL, add = TRUE)
   if (transport == "http") {

@@ -462,6 +462,21 @@ tool_with_task <- tool(
   name = "test_tool_with_task"
 )
 
+# --- server-sse-polling (SSE resumability, issue [11]) ---
+# The 2025-11-25 polling pattern: the server lets the call's connection go
+# at once (after the priming event), and the client comes back with GET and
+# Last-Event-ID for the result. Over stdio, mcp_close_stream() does nothing.
+reconnection <- tool(
+  function() {
+    mcp_close_stream()
+    Sys.sleep(0.3)
+    "Reconnection test completed"
+  },
+  "Closes its event stream mid-call; the result arrives after the client reconnects (server-sse-polling).",
+  name = "test_reconnection"
+)
+# --- end server-sse-polling ---
+
 conformance_tools <- list(
   simple_text, image_content, audio_content, embedded_resource,
   multiple_content_types, tool_with_logging, error_handling, tool_with_progress,
@@ -472,7 +487,7 @@ conformance_tools <- list(
   input_required_request_state, input_required_multi_round,
   input_required_tampered_state, custom_header, json_schema_2020_12,
   greet, slow_compute, failing_job, protocol_error_job, confirm_delete,
-  multi_input, tool_with_task
+  multi_input, tool_with_task, reconnection
 )
 
 # --- Resources (resources-*, sep-2164-resource-not-found, caching) ----------

@@ -158,3 +158,35 @@ test_that("the console adds and removes tools of the background server", {
   expect_equal(names_now(), "cars")
   r_command(session, "srv$stop()")
 })
+
+test_that("concurrent tools run on workers while the session serves in the background", {
+  skip_if_not_installed("future", minimum_version = "1.31.0")
+  skip_if_not_installed("parallelly")
+  session <- start_interactive_r()
+  r_command(session, "library(mcpserver)")
+  r_command(session, paste(
+    "x <- 20;",
+    "twice <- tool(function(n) { Sys.sleep(0.3); n * 2 }, 'Doubles, on a worker', name = 'twice',",
+    "  arguments = list(n = type_number()), concurrent = TRUE);",
+    "late <- tool(function() { Sys.sleep(30); 'late' }, 'Too slow', name = 'late', concurrent = TRUE, timeout = 1);",
+    "plus_one <- function() x + 1;",
+    "tools <- list(twice, late, tool(plus_one, 'x plus one'))"
+  ))
+  r_command(session, "srv <- mcp_server(tools, transport = 'http', port = 0L, background = TRUE, workers = 1)")
+  url <- r_wait(session, "on (http://[^ ]+) in the background", "err")
+  client <- mcp_client(url)
+  withr::defer(mcp_close(client))
+  expect_equal(mcp_call(client, "twice", arguments = list(n = 21))$text, "42")
+  # The worker's time limit is kept from the session's event loop too.
+  slow <- mcp_call(client, "late")
+  expect_true(slow$is_error)
+  expect_match(slow$text, "timed out")
+  # Ordinary tools still run in the session, which still takes commands.
+  expect_equal(mcp_call(client, "plus_one")$text, "21")
+  r_command(session, "x <- 1; cat('x is', x, '\\n')")
+  r_wait(session, "x is 1")
+  expect_equal(mcp_call(client, "twice", arguments = list(n = 2))$text, "4")
+  # Stopping ends the pool and puts the plan back.
+  r_command(session, "srv$stop(); cat('sequential again:', inherits(future::plan(), 'sequential'), '\\n')")
+  expect_equal(r_wait(session, "sequential again: ([A-Z]+)"), "TRUE")
+})

@@ -193,6 +193,156 @@ test_that("a bearer token is required when one is configured", {
   expect_equal(ok$status, 200L)
 })
 
+# A server whose tokens are checked by an R function that records each
+# token it sees in `log` (to tell cached verdicts from new checks).
+serve_token_checked <- function(log, env = parent.frame()) {
+  start_http_server(c(
+    sprintf("log <- %s", deparse(log)),
+    "check <- function(token) {",
+    "  cat(token, '\\n', file = log, append = TRUE)",
+    "  if (token == 'boom') stop('the directory is down for ', token)",
+    "  if (token == 'slow') { Sys.sleep(30); return(TRUE) }",
+    "  if (token == 'ann-token') return(list(user = 'ann', scopes = c('read', 'write')))",
+    "  token == 'plain-yes'",
+    "}",
+    "whoami <- tool(function() { a <- mcp_request()$auth; if (is.null(a)) 'nobody' else paste(a$user, paste(a$scopes, collapse = '+')) },",
+    "  'Who is calling', name = 'whoami')",
+    "mcp_server(list(whoami), transport = 'http', port = 0,",
+    "  http = http_options(bearer_tokens = check, bearer_timeout = 1))"
+  ), env = env)
+}
+
+tokens_checked <- function(log) {
+  if (!file.exists(log)) return(character())
+  trimws(readLines(log))
+}
+
+test_that("a function checks bearer tokens: 401 with a challenge, or the caller for tools", {
+  skip_if_no_curl()
+  log <- withr::local_tempfile()
+  server <- serve_token_checked(log)
+  body <- list(jsonrpc = "2.0", id = 1, method = "tools/list", params = list(`_meta` = modern_meta()))
+  none <- curl_request(server$url, body, headers = modern_headers("tools/list"))
+  expect_equal(none$status, 401L)
+  expect_equal(none$headers[["www-authenticate"]], "Bearer")
+  bad <- curl_request(server$url, body, headers = c(modern_headers("tools/list"), Authorization = "Bearer wrong"))
+  expect_equal(bad$status, 401L)
+  expect_match(bad$headers[["www-authenticate"]], 'error="invalid_token"', fixed = TRUE)
+  # The function's hidden entry is no tool.
+  ok <- curl_request(server$url, body, headers = c(modern_headers("tools/list"), Authorization = "Bearer ann-token"))
+  expect_equal(ok$status, 200L)
+  listed <- http_messages(ok)[[1]]$result$tools
+  expect_equal(vapply(listed, function(t) t$name, ""), "whoami")
+  call <- list(jsonrpc = "2.0", id = 2, method = "tools/call", params = list(name = "whoami", arguments = setNames(list(), character()), `_meta` = modern_meta()))
+  who <- curl_request(server$url, call, headers = c(modern_headers("tools/call", "whoami"), Authorization = "Bearer ann-token"))
+  expect_equal(who$status, 200L)
+  answer <- http_messages(who)
+  expect_equal(answer[[length(answer)]]$result$content[[1]]$text, "ann read+write")
+  plain <- curl_request(server$url, call, headers = c(modern_headers("tools/call", "whoami"), Authorization = "Bearer plain-yes"))
+  answer <- http_messages(plain)
+  expect_equal(answer[[length(answer)]]$result$content[[1]]$text, "nobody")
+  # Each token was checked once: later requests used the remembered verdict
+  # (a refusal included).
+  again <- curl_request(server$url, body, headers = c(modern_headers("tools/list"), Authorization = "Bearer wrong"))
+  expect_equal(again$status, 401L)
+  expect_equal(sort(tokens_checked(log)), c("ann-token", "plain-yes", "wrong"))
+})
+
+test_that("a session stays bound to the token that opened it", {
+  skip_if_no_curl()
+  log <- withr::local_tempfile()
+  server <- serve_token_checked(log)
+  init <- curl_request(server$url, list(
+    jsonrpc = "2.0", id = 0, method = "initialize",
+    params = list(protocolVersion = "2025-11-25", capabilities = setNames(list(), character()), clientInfo = list(name = "t", version = "1"))
+  ), headers = c(Authorization = "Bearer ann-token"))
+  expect_equal(init$status, 200L)
+  session <- init$headers[["mcp-session-id"]]
+  body <- list(jsonrpc = "2.0", id = 1, method = "tools/call", params = list(name = "whoami"))
+  mine <- curl_request(server$url, body, headers = c("Mcp-Session-Id" = session, Authorization = "Bearer ann-token"))
+  expect_equal(mine$status, 200L)
+  answer <- http_messages(mine)
+  expect_equal(answer[[length(answer)]]$result$content[[1]]$text, "ann read+write")
+  theirs <- curl_request(server$url, body, headers = c("Mcp-Session-Id" = session, Authorization = "Bearer plain-yes"))
+  expect_equal(theirs$status, 404L)
+})
+
+test_that("a failing or slow token function answers 500 or 503, and serving goes on", {
+  skip_if_no_curl()
+  log <- withr::local_tempfile()
+  server <- serve_token_checked(log)
+  body <- list(jsonrpc = "2.0", id = 1, method = "tools/list", params = list(`_meta` = modern_meta()))
+  ask <- function(token) curl_request(server$url, body, headers = c(modern_headers("tools/list"), Authorization = paste("Bearer", token)))
+  failed <- ask("boom")
+  expect_equal(failed$status, 500L)
+  expect_match(failed$body, "could not check the bearer token")
+  expect_false(grepl("boom", failed$body))
+  started <- Sys.time()
+  slow <- ask("slow")
+  waited <- as.numeric(difftime(Sys.time(), started, units = "secs"))
+  expect_equal(slow$status, 503L)
+  expect_equal(slow$headers[["retry-after"]], "1")
+  expect_lt(waited, 10)
+  # Neither outcome is remembered: asked again, the function runs again.
+  expect_equal(ask("boom")$status, 500L)
+  expect_equal(sum(tokens_checked(log) == "boom"), 2L)
+  # The server still serves, and its stderr masks the token in the error.
+  expect_equal(ask("plain-yes")$status, 200L)
+  said <- paste(server$proc$read_error_lines(), collapse = "\n")
+  expect_match(said, "the directory is down for <token>", fixed = TRUE)
+  expect_false(grepl("down for boom", said, fixed = TRUE))
+})
+
+test_that("bad bearer token settings are clear R errors", {
+  expect_error(http_options(bearer_tokens = function() TRUE), "one argument")
+  expect_error(http_options(bearer_tokens = function(t) TRUE, bearer_cache = -1), "bearer_cache")
+  expect_error(http_options(bearer_tokens = function(t) TRUE, bearer_timeout = 0), "bearer_timeout")
+  expect_output(print(http_options(bearer_tokens = function(t) TRUE)), "checked by a function")
+  handler <- mcpserver:::token_check_handler(function(token) "yes")
+  expect_error(handler("x"), "TRUE, FALSE or a named list")
+})
+
+test_that("a call whose stream the server lets go is resumed by its client", {
+  skip_if_no_curl()
+  server <- start_http_server(c(
+    "polled <- tool(function() { closed <- mcp_close_stream(); mcp_progress(1, 2); Sys.sleep(0.3); paste('closed', closed) },",
+    "  'Lets its connection go', name = 'polled')",
+    "mcp_server(list(polled), transport = 'http', port = 0)"
+  ))
+  # By hand: the POST's stream holds only the priming event; the rest comes
+  # on a GET that names it in Last-Event-ID.
+  init <- http_initialize(server$url)
+  headers <- c("Mcp-Session-Id" = init$session, "MCP-Protocol-Version" = "2025-11-25")
+  body <- list(jsonrpc = "2.0", id = 1, method = "tools/call", params = list(
+    name = "polled", `_meta` = list(progressToken = "p")
+  ))
+  reply <- curl_request(server$url, body, headers = headers)
+  expect_equal(reply$status, 200L)
+  expect_match(reply$headers[["content-type"]], "text/event-stream")
+  lines <- strsplit(reply$body, "\n", fixed = TRUE)[[1]]
+  ids <- sub("^id: ", "", lines[startsWith(lines, "id: ")])
+  expect_length(ids, 1)
+  expect_true(any(grepl("^retry: [0-9]+$", lines)))
+  expect_length(http_messages(reply), 0)
+  resumed <- curl_request(server$url, headers = c(headers, "Last-Event-ID" = ids[[1]], Accept = "text/event-stream"))
+  expect_equal(resumed$status, 200L)
+  messages <- http_messages(resumed)
+  methods <- vapply(messages, function(m) if (is.null(m$method)) "" else m$method, "")
+  expect_true("notifications/progress" %in% methods)
+  answer <- messages[[length(messages)]]
+  expect_equal(answer$id, 1)
+  expect_equal(answer$result$content[[1]]$text, "closed TRUE")
+  # An R client resumes by itself.
+  client <- mcp_client(server$url)
+  withr::defer(mcp_close(client))
+  expect_equal(mcp_call(client, "polled")$text, "closed TRUE")
+  # A client of an older revision cannot resume before a first message:
+  # the stream is not let go.
+  old <- mcp_client(server$url, protocol_version = "2025-06-18")
+  withr::defer(mcp_close(old))
+  expect_equal(mcp_call(old, "polled")$text, "closed FALSE")
+})
+
 test_that("bad HTTP settings are clear R errors", {
   expect_error(mcp_server(list(), transport = "http", port = -1), "`port`")
   expect_error(mcp_server(list(), transport = "http", path = "mcp"), "`path`")

@@ -241,6 +241,11 @@ impl Registry {
         self.by_key.get(&key).map(|&i| self.tools[i].clone())
     }
 
+    /// The index of the entry with this key, if served here.
+    pub fn index_of_key(&self, key: usize) -> Option<usize> {
+        self.by_key.get(&key).copied()
+    }
+
     /// The keys of every entry (tools and handlers).
     pub fn keys(&self) -> impl Iterator<Item = usize> + '_ {
         self.tools.iter().map(|t| t.key)

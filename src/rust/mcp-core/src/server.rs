@@ -125,6 +125,12 @@ pub trait Mailbox: Send + Sync {
     /// A job ended; if its request got no response (it was cancelled), its
     /// stream ends empty.
     fn job_ended(&self, job: JobId);
+    /// Ends the connection carrying `job`'s messages without ending the
+    /// call, for its client to reconnect and resume (see
+    /// [`crate::http::streams`]); false if its stream cannot be resumed.
+    fn close_stream(&self, _job: JobId) -> bool {
+        false
+    }
 }
 
 /// What the threads share: the engines, and where their outputs go.
@@ -513,18 +519,29 @@ impl Front {
     }
 
     /// A slot for a new HTTP session: an engine of its own, which hears of
-    /// changes and resource updates.
-    pub fn session_slot(&self, mailbox: Arc<dyn Mailbox>) -> Arc<Slot> {
-        let engine = Engine::sharing(self.config.clone(), self.shared.live.clone(), &self.engines);
+    /// changes and resource updates. `auth` is who the client is, as the
+    /// bearer-token check described it.
+    pub fn session_slot(
+        &self,
+        mailbox: Arc<dyn Mailbox>,
+        auth: Option<serde_json::Value>,
+    ) -> Arc<Slot> {
+        let engine = Engine::sharing(self.config.clone(), self.shared.live.clone(), &self.engines)
+            .with_auth(auth);
         let slot = Slot::new(engine, Sink::Mailbox(mailbox));
         self.follow(&slot);
         slot
     }
 
     /// A slot for one 2026-07-28 request.
-    pub fn request_slot(&self, mailbox: Arc<dyn Mailbox>) -> Arc<Slot> {
+    pub fn request_slot(
+        &self,
+        mailbox: Arc<dyn Mailbox>,
+        auth: Option<serde_json::Value>,
+    ) -> Arc<Slot> {
         let engine =
-            Engine::for_one_request(self.config.clone(), self.shared.live.clone(), &self.engines);
+            Engine::for_one_request(self.config.clone(), self.shared.live.clone(), &self.engines)
+                .with_auth(auth);
         Slot::new(engine, Sink::Mailbox(mailbox))
     }
 
@@ -534,6 +551,26 @@ impl Front {
         let mut followers = lock(&self.shared.followers);
         followers.retain(|f| f.strong_count() > 0);
         followers.push(Arc::downgrade(slot));
+    }
+
+    /// Queues a bearer token for the R function that checks tokens (the
+    /// registry entry with key `handler`), on `slot`'s engine; the verdict
+    /// answers `id` there.
+    pub fn check_token(&self, slot: &Arc<Slot>, id: RequestId, handler: usize, token: &str) {
+        self.shared
+            .step_on(slot, Cause::Inbound(Some(id.clone())), |e, out| {
+                e.on_token_check(id, handler, token, out)
+            });
+    }
+
+    /// Cancels request `id` of `slot`'s engine (dropped if still queued,
+    /// interrupted if running), as a client's `notifications/cancelled`.
+    pub fn cancel(&self, slot: &Arc<Slot>, id: &RequestId) {
+        let cancel = format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":{}}}}}",
+            id.as_json()
+        );
+        self.inbound(slot, None, jsonrpc::parse_line(cancel.as_bytes()));
     }
 
     /// Hands one parsed message (or batch) to `slot`'s engine.
@@ -1102,6 +1139,21 @@ impl Server {
         }
         self.shared
             .broadcast(|e, out| e.on_resource_updated(uri, out));
+    }
+
+    /// Lets the HTTP connection that carries `job`'s messages go, without
+    /// ending the call: its client reconnects for the rest (the 2025-11-25
+    /// polling pattern). False where that cannot be done: stdio, a client
+    /// that does not read event streams or cannot resume them.
+    pub fn close_stream(&self, job: JobId) -> bool {
+        if self.in_forked_child() {
+            return false;
+        }
+        let slot = lock(&self.shared.job_slots).get(&job).cloned();
+        match slot.as_ref().map(|s| &s.sink) {
+            Some(Sink::Mailbox(mailbox)) => mailbox.close_stream(job),
+            _ => false,
+        }
     }
 
     /// Whether the client has cancelled `job` (as far as a forked child

@@ -42,6 +42,7 @@ fn tools() -> Vec<ToolDef> {
         tool("slow", empty.clone()),
         tool("progress", empty.clone()),
         tool("ask", empty.clone()),
+        tool("reconnect", empty.clone()),
         tool(
             "weather",
             json!({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}),
@@ -207,6 +208,13 @@ fn stand_in_for_r(mut server: Server, stop: Arc<AtomicBool>, seen: mpsc::Sender<
                 server.change(changing_registry(true, 1000), true);
                 server.resource_updated("test://r");
                 done_text("changed")
+            }
+            "reconnect" => {
+                // The 2025-11-25 polling pattern: the connection goes, the
+                // call goes on, its client comes back for the rest.
+                let closed = server.close_stream(job.id);
+                std::thread::sleep(Duration::from_millis(150));
+                done_text(&format!("closed: {closed}"))
             }
             "task_ask" => {
                 // Two questions at once; the answer comes when both are in.
@@ -1439,6 +1447,93 @@ fn task_ids_start_with_the_replica_prefix_for_load_balancers() {
     let task = create_task(h.address, 1, "task_only");
     assert!(task.starts_with("r7-") && task.len() == 35, "{task}");
     poll_task(h.address, &task, "completed");
+}
+
+#[test]
+fn a_call_whose_stream_the_server_lets_go_is_resumed_with_last_event_id() {
+    let h = start(options());
+    let session = initialize(h.address, json!({}));
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let reply = post(h.address, &headers, &call(1, "reconnect", json!({})));
+    assert_eq!(reply.status, 200);
+    assert!(reply.is_sse());
+    // Only the priming event: an id, the reconnection delay, no message.
+    let body = reply.body();
+    let first = body.lines().next().unwrap_or_default();
+    let last = first.strip_prefix("id: ").expect("an event id first");
+    assert!(body.contains("\nretry: 1000\n"), "{body}");
+    assert!(!body.contains("\"result\""), "{body}");
+    let mut resumed = send(
+        h.address,
+        "GET",
+        "/mcp",
+        &[
+            ("Mcp-Session-Id", &session),
+            ("Last-Event-ID", last),
+            ("Accept", "text/event-stream"),
+        ],
+        "",
+    );
+    assert_eq!(resumed.status, 200);
+    assert!(resumed.is_sse());
+    let events = resumed.events_until_response();
+    let answer = events.last().expect("the response");
+    assert_eq!(answer["id"], 1);
+    assert_eq!(answer["result"]["content"][0]["text"], "closed: true");
+    check_message(Revision::V2025_11_25, answer, Some("CallToolResult"));
+    // A stream the session does not keep is refused, not hung.
+    let unknown = send(
+        h.address,
+        "GET",
+        "/mcp",
+        &[
+            ("Mcp-Session-Id", &session),
+            ("Last-Event-ID", "999:0"),
+            ("Accept", "text/event-stream"),
+        ],
+        "",
+    );
+    assert_eq!(unknown.status, 400);
+}
+
+#[test]
+fn events_of_a_2025_06_18_session_have_ids_but_no_priming() {
+    let h = start(options());
+    let reply = post(
+        h.address,
+        &[],
+        &json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+    );
+    let session = reply.header("mcp-session-id").unwrap().to_string();
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    let reply = post(h.address, &headers, &call(1, "progress", json!({})));
+    assert!(reply.is_sse());
+    let body = reply.body();
+    let first = body
+        .lines()
+        .find(|l| !l.is_empty() && !l.starts_with(':'))
+        .unwrap_or_default();
+    assert!(first.starts_with("id: 1:1"), "{body}");
+    assert!(!body.contains("retry:"), "{body}");
+    assert!(
+        !body.contains("data:\n"),
+        "no event without a message: {body}"
+    );
+    // Its server cannot let a stream go: the client could not resume it.
+    let reply = post(h.address, &headers, &call(2, "reconnect", json!({})));
+    let mut reply = reply;
+    let events = reply.events_until_response();
+    assert_eq!(
+        events.last().unwrap()["result"]["content"][0]["text"],
+        "closed: false"
+    );
 }
 
 #[test]

@@ -10,6 +10,11 @@
 //! foreground loop does. The handler evaluates that R function inside
 //! `R_ToplevelExec`, so an R error or a jump can never cross a Rust frame.
 //! One background server per session at a time.
+//!
+//! Calls of `concurrent = TRUE` tools run in worker processes, which R must
+//! look at while they run (their results, progress, cancels and limits):
+//! `background_wake_after_()` asks for a wake-up after a while, which a
+//! small timer thread delivers through the same socket.
 
 use crate::check;
 use crate::server::McpServer;
@@ -18,7 +23,9 @@ use extendr_ffi::{R_GlobalEnv, R_PreserveObject, R_ReleaseObject, SEXP};
 use std::cell::RefCell;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::raw::{c_int, c_void};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// R's `InputHandler` (R_ext/eventloop.h).
 #[repr(C)]
@@ -54,6 +61,81 @@ struct Background {
     watched: OwnedFd,
     handler: *mut InputHandler,
     service: SEXP,
+    alarm: Arc<Alarm>,
+    alarm_thread: Option<JoinHandle<()>>,
+}
+
+/// When R wants to be woken next without news from the server (to look at
+/// its workers), for the timer thread.
+#[derive(Default)]
+struct Alarm {
+    state: Mutex<AlarmState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct AlarmState {
+    due: Option<Instant>,
+    stop: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Alarm {
+    /// Wakes R at `due` (the earlier of this and one already set).
+    fn set(&self, due: Instant) {
+        let mut state = lock(&self.state);
+        state.due = Some(state.due.map_or(due, |d| d.min(due)));
+        self.changed.notify_one();
+    }
+
+    fn stop(&self) {
+        lock(&self.state).stop = true;
+        self.changed.notify_one();
+    }
+
+    /// The timer thread: sleeps until an alarm is due, then rings.
+    fn run(&self, ring: impl Fn()) {
+        let mut state = lock(&self.state);
+        loop {
+            if state.stop {
+                return;
+            }
+            match state.due {
+                Some(due) if due <= Instant::now() => {
+                    state.due = None;
+                    ring();
+                }
+                Some(due) => {
+                    let wait = due.saturating_duration_since(Instant::now());
+                    state = self
+                        .changed
+                        .wait_timeout(state, wait)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0;
+                }
+                None => {
+                    state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+                }
+            }
+        }
+    }
+}
+
+/// Writes one wake-up byte (one is enough: a full socket already means
+/// "look").
+fn ring(signal: &OwnedFd) {
+    // SAFETY: a send on a socket we own; MSG_NOSIGNAL: no SIGPIPE.
+    unsafe {
+        libc::send(
+            signal.as_raw_fd(),
+            b"!".as_ptr().cast(),
+            1,
+            libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
+        );
+    }
 }
 
 thread_local! {
@@ -131,26 +213,25 @@ fn background_attach_(server: Robj, service: Robj) -> Robj {
         R_PreserveObject(service);
         service
     };
+    let signal = Arc::new(signal);
+    let alarm = Arc::new(Alarm::default());
+    let alarm_thread = {
+        let (alarm, signal) = (alarm.clone(), signal.clone());
+        std::thread::Builder::new()
+            .name("mcpserver-background-alarm".into())
+            .spawn(move || alarm.run(|| ring(&signal)))
+            .ok()
+    };
     ACTIVE.with(|a| {
         *a.borrow_mut() = Some(Background {
             watched,
             handler,
             service,
+            alarm,
+            alarm_thread,
         })
     });
-    let signal = Arc::new(signal);
-    engine.set_waker(Some(Arc::new(move || {
-        // One byte is enough: a full socket already means "look".
-        // SAFETY: a send on a socket we own; MSG_NOSIGNAL: no SIGPIPE.
-        unsafe {
-            libc::send(
-                signal.as_raw_fd(),
-                b"!".as_ptr().cast(),
-                1,
-                libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
-            );
-        }
-    })));
+    engine.set_waker(Some(Arc::new(move || ring(&signal))));
     ().into()
 }
 
@@ -173,6 +254,30 @@ fn background_detach_(server: Robj) {
         removeInputHandler(std::ptr::addr_of_mut!(R_InputHandlers), background.handler);
         R_ReleaseObject(background.service);
     }
+    background.alarm.stop();
+    if let Some(thread) = background.alarm_thread {
+        let _ = thread.join();
+    }
+}
+
+/// Wakes the background service again after `ms` milliseconds, even if
+/// the server has no news (R looks at its workers then). Does nothing when
+/// nothing serves in the background.
+/// @noRd
+#[extendr]
+fn background_wake_after_(ms: f64) {
+    let ms = if ms.is_finite() {
+        ms.clamp(0.0, 60_000.0)
+    } else {
+        0.0
+    };
+    ACTIVE.with(|a| {
+        if let Some(background) = a.borrow().as_ref() {
+            background
+                .alarm
+                .set(Instant::now() + Duration::from_secs_f64(ms / 1000.0));
+        }
+    });
 }
 
 /// Whether a server is serving in the background in this session.
@@ -187,4 +292,5 @@ extendr_module! {
     fn background_attach_;
     fn background_detach_;
     fn background_active_;
+    fn background_wake_after_;
 }

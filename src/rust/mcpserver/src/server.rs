@@ -309,6 +309,11 @@ fn http_options_from(options: RValue) -> http::Options {
         allowed_hosts: allowed(field(options, "allowed_hosts")),
         allowed_origins: allowed(field(options, "allowed_origins")),
         bearer_tokens: strings(field(options, "bearer_tokens")),
+        token_check: number("token_handler").map(|handler| http::tokens::TokenCheck {
+            handler: handler as usize,
+            cache_for: number("bearer_cache").map_or(Duration::ZERO, check::seconds),
+            time_limit: number("bearer_timeout").map_or(Duration::from_secs(10), check::seconds),
+        }),
         resource: field(options, "resource")
             .as_single_string()
             .map(|s| s.into_owned()),
@@ -564,6 +569,15 @@ impl McpServer {
         })
     }
 
+    /// Lets the HTTP connection carrying this call's messages go, for its
+    /// client to reconnect for the rest (`mcp_close_stream()`).
+    /// @noRd
+    fn close_stream(&self, job: f64) -> bool {
+        self.server
+            .as_ref()
+            .is_some_and(|s| s.close_stream(job as JobId))
+    }
+
     /// Whether the client cancelled this call.
     /// @noRd
     fn cancelled(&self, job: f64) -> bool {
@@ -609,6 +623,7 @@ impl McpServer {
                     raw("the client's capabilities", Some(context.capabilities))?,
                 ),
                 ("meta", raw("_meta", meta)?),
+                ("auth", raw("the bearer token's description", context.auth)?),
                 (
                     "progress_token",
                     raw("_meta.progressToken", progress_token)?,

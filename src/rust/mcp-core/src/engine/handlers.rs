@@ -30,6 +30,9 @@ pub(crate) enum Purpose {
     Prompt { description: Option<String> },
     /// `completion/complete`.
     Complete,
+    /// A bearer token checked by the server's R function (HTTP; see
+    /// [`crate::http::tokens`]): no client request, the HTTP front waits.
+    Token,
 }
 
 impl Purpose {
@@ -40,6 +43,7 @@ impl Purpose {
             Purpose::Read { uri, .. } => format!("Reading resource \"{uri}\""),
             Purpose::Prompt { .. } => "The prompt".into(),
             Purpose::Complete => "The completion".into(),
+            Purpose::Token => "The bearer token check".into(),
         }
     }
 }
@@ -86,7 +90,10 @@ impl Engine {
         let input = if call.may_ask {
             self.input_mode(rev, &caps, false)
         } else {
-            InputMode::Unavailable("a completion request cannot ask the user for input".into())
+            InputMode::Unavailable(format!(
+                "{} cannot ask the user for input",
+                call.purpose.describe()
+            ))
         };
         let progress_token = meta
             .as_ref()
@@ -111,6 +118,39 @@ impl Engine {
         };
         self.launch_job(new, out);
     }
+
+    /// Queues the server's bearer-token function (registry entry
+    /// `handler`) for R, to check `token`; the verdict answers `id` (see
+    /// [`token_body`]). Calls and checks share one queue, and its bound.
+    pub fn on_token_check(
+        &mut self,
+        id: RequestId,
+        handler: usize,
+        token: &str,
+        out: &mut Vec<Output>,
+    ) {
+        // `handler` is the entry's key, stable while tools, resources and
+        // prompts change; its index is this registry's.
+        self.registry = self.live.current();
+        let Some(index) = self.registry.index_of_key(handler) else {
+            let text = jsonrpc::error(
+                Some(&id),
+                jsonrpc::INTERNAL_ERROR,
+                "The bearer token check is not served",
+                None,
+            );
+            return self.respond(&id, text, out);
+        };
+        let mut arguments = Map::new();
+        arguments.insert("token".into(), Value::from(token));
+        let call = HandlerCall {
+            handler: index,
+            arguments,
+            purpose: Purpose::Token,
+            may_ask: false,
+        };
+        self.start_handler(id, &Value::Null, Revision::LATEST, None, call, out);
+    }
 }
 
 /// The result body a handler's result becomes, or the JSON-RPC error.
@@ -129,6 +169,7 @@ pub(super) fn settle(
         Purpose::Read { uri, mime_type, .. } => read_body(uri, mime_type.as_deref(), result)?,
         Purpose::Prompt { description } => prompt_body(description.as_deref(), result, rev)?,
         Purpose::Complete => completion_body(result)?,
+        Purpose::Token => return Ok(token_body(result)),
     };
     if rev.is_modern() {
         if let Purpose::Read { cache: true, .. } = purpose {
@@ -154,6 +195,39 @@ pub(super) fn failure(purpose: &Purpose, reason: &str) -> Value {
         &format!("{} failed: {reason}", purpose.describe()),
         data.as_ref(),
     )
+}
+
+/// The error of a handler that ran past its time limit: a bearer token
+/// check's says so in `data`, so the HTTP front can answer 503 (try again)
+/// rather than 500.
+pub(super) fn timed_out(purpose: &Purpose, reason: &str) -> Value {
+    if *purpose != Purpose::Token {
+        return failure(purpose, reason);
+    }
+    jsonrpc::error_object(
+        jsonrpc::INTERNAL_ERROR,
+        &format!("{} failed: {reason}", purpose.describe()),
+        Some(&json!({ "timedOut": true })),
+    )
+}
+
+/// A token check's verdict, `{allow, identity?}`, as the R side returned
+/// it in the structured content (see `token_check_handler()` in R).
+fn token_body(result: &ToolResult) -> String {
+    let verdict: Value = result
+        .structured
+        .as_ref()
+        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+        .unwrap_or(Value::Null);
+    let mut body = Map::new();
+    body.insert(
+        "allow".into(),
+        Value::from(verdict["allow"].as_bool() == Some(true)),
+    );
+    if let Some(identity) = verdict.get("identity").filter(|v| v.is_object()) {
+        body.insert("identity".into(), identity.clone());
+    }
+    Value::Object(body).to_string()
 }
 
 fn first_text(result: &ToolResult) -> String {

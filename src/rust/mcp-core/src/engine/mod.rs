@@ -151,6 +151,9 @@ pub struct CallContext {
     pub answers: Map<String, Value>,
     /// The task running this call, if it runs as one.
     pub task: Option<String>,
+    /// What the server's bearer-token function said about the caller's
+    /// token (HTTP), if it described the caller.
+    pub auth: Option<Value>,
     /// Whether the call may still become a task of the 2026-07-28
     /// extension when the tool asks (see [`Engine::on_continue_as_task`]).
     pub task_later: bool,
@@ -436,6 +439,8 @@ pub struct Engine {
     resource_subscriptions: HashSet<String>,
     /// The URIs each 2026-07-28 listen stream follows.
     listen_uris: HashMap<RequestId, HashSet<String>>,
+    /// Who the client is, as the bearer-token check described it (HTTP).
+    auth: Option<Value>,
 }
 
 /// What the engines of one server share (see [`Engine::sharing`]).
@@ -509,7 +514,15 @@ impl Engine {
             next_ask: 1,
             resource_subscriptions: HashSet::new(),
             listen_uris: HashMap::new(),
+            auth: None,
         }
+    }
+
+    /// Tells the engine who its client is (the verdict of the server's
+    /// bearer-token function), for the calls it starts.
+    pub fn with_auth(mut self, auth: Option<Value>) -> Engine {
+        self.auth = auth;
+        self
     }
 
     /// An engine for one 2026-07-28 HTTP request, which ends with it (or,
@@ -688,7 +701,7 @@ impl Engine {
             match outcome {
                 Outcome::TimedOut(limit) => {
                     let reason = format!("it timed out after {}", describe_duration(limit));
-                    return Err(handlers::failure(&state.purpose, &reason));
+                    return Err(handlers::timed_out(&state.purpose, &reason));
                 }
                 Outcome::Failed(reason) => return Err(handlers::failure(&state.purpose, &reason)),
                 _ => {}
@@ -1481,6 +1494,7 @@ impl Engine {
                 capabilities: new.capabilities,
                 answers: new.answers,
                 task: new.task,
+                auth: self.auth.clone(),
                 task_later: new.task_later,
             },
         });

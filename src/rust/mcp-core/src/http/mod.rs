@@ -43,6 +43,7 @@
 pub mod modern;
 pub mod security;
 pub mod streams;
+pub mod tokens;
 
 use crate::jsonrpc::{self, Line, Message, RequestId};
 use crate::revision::Revision;
@@ -53,7 +54,7 @@ use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use security::{Allowed, Policy, Refusal};
+use security::{Allowed, Policy, Principal, Refusal};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -64,7 +65,7 @@ use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use streams::{OnDrop, Piece, Postbox, SseBody, StreamRx};
+use streams::{EventId, EventLog, OnDrop, Piece, Postbox, SseBody, StreamRx};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
@@ -86,8 +87,11 @@ pub struct Options {
     pub allowed_hosts: Option<Allowed>,
     /// Origins accepted in `Origin`; `None` as for hosts.
     pub allowed_origins: Option<Allowed>,
-    /// Bearer tokens accepted; empty means no authentication.
+    /// Bearer tokens accepted; empty means no authentication (unless
+    /// `token_check` is set).
     pub bearer_tokens: Vec<String>,
+    /// Tokens checked by an R function instead (see [`tokens`]).
+    pub token_check: Option<tokens::TokenCheck>,
     /// The canonical URL of the endpoint, for RFC 9728 protected-resource
     /// metadata (served only when set).
     pub resource: Option<String>,
@@ -110,6 +114,9 @@ pub struct Options {
     pub stream_after: Duration,
     /// How often an open event stream gets a keep-alive comment.
     pub keepalive: Duration,
+    /// How long a client the server lets go waits before it reconnects
+    /// (`retry:` of the priming event).
+    pub reconnect_after: Duration,
     /// What every task id starts with: this replica's name, for a load
     /// balancer to route a task's requests on (`Mcp-Name` carries the id).
     pub task_id_prefix: String,
@@ -124,6 +131,7 @@ impl Default for Options {
             allowed_hosts: None,
             allowed_origins: None,
             bearer_tokens: Vec::new(),
+            token_check: None,
             resource: None,
             authorization_servers: Vec::new(),
             max_body_bytes: 4 * 1024 * 1024,
@@ -134,6 +142,7 @@ impl Default for Options {
             session_idle: Duration::from_secs(30 * 60),
             stream_after: Duration::from_millis(500),
             keepalive: Duration::from_secs(15),
+            reconnect_after: Duration::from_secs(1),
             task_id_prefix: String::new(),
         }
     }
@@ -148,9 +157,9 @@ struct Session {
     slot: Arc<Slot>,
     postbox: Arc<Postbox>,
     revision: Revision,
-    /// The token it was opened with (see [`Policy::principal`]): a request
-    /// with another token does not find it.
-    principal: Option<usize>,
+    /// The token it was opened with (its hash): a request with another
+    /// token does not find it.
+    principal: Option<Principal>,
     last_used: Mutex<Instant>,
 }
 
@@ -167,6 +176,16 @@ struct Hub {
     policy: Policy,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     streams: Arc<Semaphore>,
+    /// Runs the R function that checks tokens, if one was given.
+    checker: Option<Arc<tokens::Checker>>,
+}
+
+/// Who sent a request, once its token (if any is required) passed.
+#[derive(Clone, Default)]
+struct Caller {
+    principal: Option<Principal>,
+    /// What the token function said about the caller, for tools.
+    identity: Option<Value>,
 }
 
 /// The running HTTP front: its thread and how to stop it.
@@ -194,7 +213,12 @@ impl Listener {
             .enable_all()
             .build()?;
         let (stop, stopped) = tokio::sync::oneshot::channel();
+        let checker = options
+            .token_check
+            .clone()
+            .map(|check| Arc::new(tokens::Checker::new(check, &front)));
         let hub = Arc::new(Hub {
+            checker,
             front,
             streams: Arc::new(Semaphore::new(options.max_streams)),
             options,
@@ -432,6 +456,8 @@ struct Pending {
     accepts: Accepts,
     /// 2026-07-28: errors get their own HTTP status.
     modern: bool,
+    /// The resumable stream it goes through, if any.
+    log: Option<Arc<EventLog>>,
 }
 
 impl Hub {
@@ -460,16 +486,15 @@ impl Hub {
         if request.method() == Method::OPTIONS {
             return preflight(headers, origin.as_deref());
         }
-        if let Err(refusal) = self
-            .policy
-            .check_token(header_text(headers, header::AUTHORIZATION))
-        {
-            return self.refused(refusal);
-        }
+        let authorization = header_text(headers, header::AUTHORIZATION).map(str::to_string);
+        let caller = match self.authorize(authorization.as_deref()).await {
+            Ok(caller) => caller,
+            Err(refusal) => return self.refused(refusal),
+        };
         let mut response = match *request.method() {
-            Method::POST => self.post(request).await,
-            Method::GET => self.get(request.headers()),
-            Method::DELETE => self.delete(request.headers()),
+            Method::POST => self.post(request, caller).await,
+            Method::GET => self.get(request.headers(), &caller),
+            Method::DELETE => self.delete(request.headers(), &caller),
             _ => {
                 let mut r = empty(StatusCode::METHOD_NOT_ALLOWED);
                 r.headers_mut().insert(
@@ -493,8 +518,52 @@ impl Hub {
         response
     }
 
+    /// Checks the request's token, if the server requires one: against the
+    /// configured tokens, or with the R function (see [`tokens`]).
+    async fn authorize(self: &Arc<Self>, authorization: Option<&str>) -> Result<Caller, Refusal> {
+        let Some(checker) = &self.checker else {
+            let principal = self.policy.check_token(authorization)?;
+            return Ok(Caller {
+                principal,
+                identity: None,
+            });
+        };
+        let Some(token) = security::bearer_token(authorization) else {
+            return Err(Refusal::Token {
+                sent: authorization.is_some(),
+            });
+        };
+        let hash = security::token_hash(token);
+        match checker.check(&self.front, hash, token).await {
+            tokens::Checked::Verdict(tokens::Verdict::Allow(identity)) => Ok(Caller {
+                principal: Some(hash),
+                identity,
+            }),
+            tokens::Checked::Verdict(tokens::Verdict::Deny) => Err(Refusal::Token { sent: true }),
+            tokens::Checked::Failed => Err(Refusal::CheckFailed),
+            tokens::Checked::Unavailable => Err(Refusal::CheckUnavailable),
+        }
+    }
+
     fn refused(&self, refusal: Refusal) -> Response<Body> {
         match refusal {
+            Refusal::CheckFailed => rpc_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                None,
+                -32000,
+                "Internal Server Error: the server could not check the bearer token",
+            ),
+            Refusal::CheckUnavailable => {
+                let mut r = rpc_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    None,
+                    -32000,
+                    "Service Unavailable: the bearer token could not be checked in time; retry shortly",
+                );
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                r
+            }
             Refusal::Origin(origin) => rpc_error(
                 StatusCode::FORBIDDEN,
                 None,
@@ -555,7 +624,7 @@ impl Hub {
         r
     }
 
-    async fn post(self: &Arc<Self>, request: Request<Incoming>) -> Response<Body> {
+    async fn post(self: &Arc<Self>, request: Request<Incoming>, caller: Caller) -> Response<Body> {
         let (parts, body) = request.into_parts();
         let headers = parts.headers;
         let accepts = accepts(&headers);
@@ -595,10 +664,10 @@ impl Hub {
         let routing = body_routing(&line, &bytes);
         if is_modern(&headers, &routing) {
             return self
-                .post_modern(&headers, line, routing.params, accepts)
+                .post_modern(&headers, line, routing.params, accepts, caller)
                 .await;
         }
-        self.post_legacy(&headers, line, accepts).await
+        self.post_legacy(&headers, line, accepts, caller).await
     }
 
     fn too_large(&self, limit: usize) -> Response<Body> {
@@ -636,6 +705,7 @@ impl Hub {
         line: Line,
         parsed_params: Option<Value>,
         accepts: Accepts,
+        caller: Caller,
     ) -> Response<Body> {
         let (id, method, params) = match &line {
             Line::Single(Message::Request { id, method, params }) => {
@@ -672,7 +742,7 @@ impl Hub {
             Err(r) => return r,
         };
         let postbox = Arc::new(Postbox::default());
-        let slot = self.front.request_slot(postbox.clone());
+        let slot = self.front.request_slot(postbox.clone(), caller.identity);
         if method == "subscriptions/listen" {
             // It hears of changes and resource updates while it is open.
             self.front.follow(&slot);
@@ -685,13 +755,7 @@ impl Hub {
             let front = self.front.clone();
             let slot = slot.clone();
             let id = id.clone();
-            OnDrop::new(move || {
-                let cancel = format!(
-                    "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":{}}}}}",
-                    id.as_json()
-                );
-                front.inbound(&slot, None, jsonrpc::parse_line(cancel.as_bytes()));
-            })
+            OnDrop::new(move || front.cancel(&slot, &id))
         };
         let long_lived = method == "tools/call" || method == "subscriptions/listen";
         self.front.inbound(&slot, Some(id), line);
@@ -702,6 +766,7 @@ impl Hub {
             stream_after: long_lived.then_some(self.options.stream_after),
             accepts,
             modern: true,
+            log: None,
         };
         self.answer(pending).await
     }
@@ -711,6 +776,7 @@ impl Hub {
         headers: &HeaderMap,
         line: Line,
         accepts: Accepts,
+        caller: Caller,
     ) -> Response<Body> {
         // Messages that cannot be handed to an engine are answered here.
         match &line {
@@ -747,13 +813,10 @@ impl Hub {
         if let Line::Single(Message::Request { id, method, .. }) = &line {
             if method == "initialize" {
                 let id = id.clone();
-                let principal = self
-                    .policy
-                    .principal(header_text(headers, header::AUTHORIZATION));
-                return self.initialize(id, line, accepts, principal).await;
+                return self.initialize(id, line, accepts, caller).await;
             }
         }
-        let session = match self.session_of(headers) {
+        let session = match self.session_of(headers, &caller) {
             Ok(s) => s,
             Err(r) => return r,
         };
@@ -788,28 +851,18 @@ impl Hub {
             Ok(p) => p,
             Err(r) => return r,
         };
-        let (tx, rx) = streams::stream();
-        for (n, id) in ids.iter().enumerate() {
-            if !session.postbox.open(id, tx.clone()) {
-                for opened in &ids[..n] {
-                    session.postbox.forget(opened);
-                }
-                return rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    Some(id),
-                    jsonrpc::INVALID_REQUEST,
-                    "Invalid Request: a request with this id is still being answered",
-                );
-            }
-        }
-        drop(tx);
-        // A client that goes away before its answer is not cancelling
-        // (handshake-era clients send notifications/cancelled for that);
-        // what the engine still sends for the request is dropped.
-        let guard = {
-            let postbox = session.postbox.clone();
-            let ids = ids.clone();
-            OnDrop::new(move || ids.iter().for_each(|id| postbox.forget(id)))
+        let opened = if accepts.sse {
+            self.open_resumable(&session, &ids)
+        } else {
+            self.open_plain(&session, &ids)
+        };
+        let Some((rx, guard, log)) = opened else {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                ids.first(),
+                jsonrpc::INVALID_REQUEST,
+                "Invalid Request: a request with this id is still being answered",
+            );
         };
         let single = matches!(line, Line::Single(_));
         let long_lived = single && is_tool_call(&line);
@@ -822,8 +875,54 @@ impl Hub {
             stream_after: long_lived.then_some(self.options.stream_after),
             accepts,
             modern: false,
+            log,
         };
         self.answer(pending).await
+    }
+
+    /// The stream of a POST whose client reads only JSON: what precedes
+    /// the response is dropped.
+    fn open_plain(
+        &self,
+        session: &Session,
+        ids: &[RequestId],
+    ) -> Option<(StreamRx, OnDrop, Option<Arc<EventLog>>)> {
+        let (tx, rx) = streams::stream();
+        for (n, id) in ids.iter().enumerate() {
+            if !session.postbox.open(id, tx.clone()) {
+                ids[..n]
+                    .iter()
+                    .for_each(|opened| session.postbox.forget(opened));
+                return None;
+            }
+        }
+        // A client that goes away before its answer is not cancelling
+        // (handshake-era clients send notifications/cancelled for that);
+        // what the engine still sends for the request is dropped.
+        let guard = {
+            let postbox = session.postbox.clone();
+            let ids = ids.to_vec();
+            OnDrop::new(move || ids.iter().for_each(|id| postbox.forget(id)))
+        };
+        Some((rx, guard, None))
+    }
+
+    /// The resumable stream of a POST whose client reads event streams:
+    /// a client that goes away before its answer may come back for it
+    /// (GET with `Last-Event-ID`), so the call's messages are kept.
+    fn open_resumable(
+        &self,
+        session: &Session,
+        ids: &[RequestId],
+    ) -> Option<(StreamRx, OnDrop, Option<Arc<EventLog>>)> {
+        // Older clients take an event without data for a broken message.
+        let primed = session.revision >= Revision::V2025_11_25;
+        let (log, rx) = session.postbox.open_logged(ids, primed)?;
+        let guard = {
+            let log = log.clone();
+            OnDrop::new(move || log.detach())
+        };
+        Some((rx, guard, Some(log)))
     }
 
     async fn initialize(
@@ -831,7 +930,7 @@ impl Hub {
         id: RequestId,
         line: Line,
         accepts: Accepts,
-        principal: Option<usize>,
+        caller: Caller,
     ) -> Response<Body> {
         if lock(&self.sessions).len() >= self.options.max_sessions {
             return rpc_error(
@@ -845,12 +944,12 @@ impl Hub {
             );
         }
         let postbox = Arc::new(Postbox::default());
-        let slot = self.front.session_slot(postbox.clone());
+        let slot = self.front.session_slot(postbox.clone(), caller.identity);
         let (tx, mut rx) = streams::stream();
         postbox.open(&id, tx);
         self.front.inbound(&slot, Some(id.clone()), line);
         // `initialize` is answered at once, within the step above.
-        let Ok(Piece::Final(answer)) = rx.try_recv() else {
+        let Ok(Piece::Final(answer, _)) = rx.try_recv() else {
             return rpc_error(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 Some(&id),
@@ -871,7 +970,7 @@ impl Hub {
         let body = if accepts.json {
             Bytes::from(answer)
         } else {
-            streams::sse_event(&answer)
+            streams::sse_event(&answer, None)
         };
         let mut response = full(StatusCode::OK, content_type, body);
         if let Some(revision) = negotiated {
@@ -880,7 +979,7 @@ impl Hub {
                 slot,
                 postbox,
                 revision,
-                principal,
+                principal: caller.principal,
                 last_used: Mutex::new(Instant::now()),
             });
             lock(&self.sessions).insert(session_id.clone(), session);
@@ -895,7 +994,11 @@ impl Hub {
     /// The session a request names: 400 without the header, 404 for an
     /// unknown or ended one.
     #[allow(clippy::result_large_err)]
-    fn session_of(&self, headers: &HeaderMap) -> Result<Arc<Session>, Response<Body>> {
+    fn session_of(
+        &self,
+        headers: &HeaderMap,
+        caller: &Caller,
+    ) -> Result<Arc<Session>, Response<Body>> {
         let Some(id) = header_text(headers, SESSION_HEADER) else {
             return Err(rpc_error(
                 StatusCode::BAD_REQUEST,
@@ -904,12 +1007,9 @@ impl Hub {
                 "Bad Request: no Mcp-Session-Id header; send initialize first to start a session",
             ));
         };
-        let principal = self
-            .policy
-            .principal(header_text(headers, header::AUTHORIZATION));
         lock(&self.sessions)
             .get(id.trim())
-            .filter(|session| session.principal == principal)
+            .filter(|session| session.principal == caller.principal)
             .cloned()
             .ok_or_else(|| {
                 rpc_error(
@@ -922,14 +1022,14 @@ impl Hub {
     }
 
     /// GET: the session's standalone stream.
-    fn get(&self, headers: &HeaderMap) -> Response<Body> {
+    fn get(&self, headers: &HeaderMap, caller: &Caller) -> Response<Body> {
         if header_text(headers, SESSION_HEADER).is_none() {
             let mut r = empty(StatusCode::METHOD_NOT_ALLOWED);
             r.headers_mut()
                 .insert(header::ALLOW, HeaderValue::from_static("POST"));
             return r;
         }
-        let session = match self.session_of(headers) {
+        let session = match self.session_of(headers, caller) {
             Ok(s) => s,
             Err(r) => return r,
         };
@@ -945,6 +1045,9 @@ impl Hub {
             Ok(p) => p,
             Err(r) => return r,
         };
+        if let Some(last) = header_text(headers, "last-event-id") {
+            return self.resume(&session, last, permit);
+        }
         let (tx, rx) = streams::stream();
         if !session.postbox.open_standalone(tx) {
             return rpc_error(
@@ -956,7 +1059,7 @@ impl Hub {
         }
         session.touch();
         let body = SseBody::new(
-            None,
+            [],
             rx,
             self.options.keepalive,
             OnDrop::new(|| {}),
@@ -965,15 +1068,38 @@ impl Hub {
         sse_response(body)
     }
 
+    /// GET with `Last-Event-ID`: the rest of a POST's stream, from the
+    /// event after that one.
+    fn resume(
+        &self,
+        session: &Session,
+        last: &str,
+        permit: OwnedSemaphorePermit,
+    ) -> Response<Body> {
+        let resumed = EventId::parse(last).and_then(|after| session.postbox.resume(after));
+        let Some((log, missed, rx)) = resumed else {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                -32000,
+                "Bad Request: no event stream is kept for this Last-Event-ID (it ended a while ago, or never existed)",
+            );
+        };
+        session.touch();
+        let guard = OnDrop::new(move || log.detach());
+        let body = SseBody::new(missed, rx, self.options.keepalive, guard, Some(permit));
+        sse_response(body)
+    }
+
     /// DELETE: ends the session, cancelling its calls.
-    fn delete(&self, headers: &HeaderMap) -> Response<Body> {
+    fn delete(&self, headers: &HeaderMap, caller: &Caller) -> Response<Body> {
         let Some(id) = header_text(headers, SESSION_HEADER) else {
             let mut r = empty(StatusCode::METHOD_NOT_ALLOWED);
             r.headers_mut()
                 .insert(header::ALLOW, HeaderValue::from_static("POST"));
             return r;
         };
-        if let Err(refused) = self.session_of(headers) {
+        if let Err(refused) = self.session_of(headers, caller) {
             return refused;
         }
         let Some(session) = lock(&self.sessions).remove(id.trim()) else {
@@ -986,6 +1112,11 @@ impl Hub {
     /// Ends sessions idle for longer than the limit: no request for that
     /// long, no call running and no stream open.
     fn sweep_idle_sessions(&self) {
+        let now = Instant::now();
+        let open: Vec<Arc<Session>> = lock(&self.sessions).values().cloned().collect();
+        for session in open {
+            session.postbox.sweep_logs(now);
+        }
         let limit = self.options.session_idle;
         let idle: Vec<Arc<Session>> = {
             let mut sessions = lock(&self.sessions);
@@ -1018,6 +1149,7 @@ impl Hub {
             stream_after,
             accepts,
             modern,
+            log,
         } = pending;
         // `None` once `stream_after` has passed with nothing to send yet.
         let first = match (stream_after, accepts.sse) {
@@ -1034,15 +1166,20 @@ impl Hub {
                 StatusCode::OK
             }
         };
-        if let Some(Piece::Final(answer)) = &first {
+        if let Some(Piece::Final(answer, _)) = &first {
             guard.disarm();
+            if let Some(log) = &log {
+                if accepts.json {
+                    log.discard();
+                }
+            }
             return if accepts.json {
                 full(status_of(answer), "application/json", answer.clone())
             } else {
                 full(
                     status_of(answer),
                     "text/event-stream",
-                    streams::sse_event(answer),
+                    streams::sse_event(answer, None),
                 )
             };
         }
@@ -1050,11 +1187,11 @@ impl Hub {
             // JSON only: what precedes the response cannot be sent.
             loop {
                 match rx.recv().await {
-                    Some(Piece::Final(answer)) => {
+                    Some(Piece::Final(answer, _)) => {
                         guard.disarm();
                         return full(status_of(&answer), "application/json", answer);
                     }
-                    Some(Piece::Note(_)) => continue,
+                    Some(Piece::Note(..)) => continue,
                     None => {
                         guard.disarm();
                         return empty(StatusCode::NO_CONTENT);
@@ -1062,7 +1199,10 @@ impl Hub {
                 }
             }
         }
-        let body = SseBody::new(first, rx, self.options.keepalive, guard, Some(permit));
+        let mut body = SseBody::new(first, rx, self.options.keepalive, guard, Some(permit));
+        if let Some(start) = log.as_ref().and_then(|log| log.priming()) {
+            body = body.primed(start, self.options.reconnect_after);
+        }
         sse_response(body)
     }
 }

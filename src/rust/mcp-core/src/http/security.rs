@@ -33,6 +33,10 @@ pub enum Refusal {
     Host(String),
     /// 401: no token, or not a valid one (true when one was sent).
     Token { sent: bool },
+    /// 500: the function that checks tokens failed.
+    CheckFailed,
+    /// 503: no verdict on the token in time (or too many checks at once).
+    CheckUnavailable,
 }
 
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
@@ -123,36 +127,46 @@ impl Policy {
     }
 
     /// Checks the `Authorization` header against the tokens, if any are
-    /// configured.
-    pub fn check_token(&self, authorization: Option<&str>) -> Result<(), Refusal> {
+    /// configured; passes on who is asking (see [`Policy::principal`]).
+    pub fn check_token(&self, authorization: Option<&str>) -> Result<Option<Principal>, Refusal> {
         if self.tokens.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         match (authorization, self.principal(authorization)) {
-            (_, Some(_)) => Ok(()),
+            (_, Some(principal)) => Ok(Some(principal)),
             (None, None) => Err(Refusal::Token { sent: false }),
             (Some(_), None) => Err(Refusal::Token { sent: true }),
         }
     }
 
-    /// Which configured token the `Authorization` header carries (its
-    /// index): who is asking, so a session serves only whoever opened it.
-    pub fn principal(&self, authorization: Option<&str>) -> Option<usize> {
-        let (scheme, token) = authorization?.trim().split_once(' ')?;
-        if !scheme.eq_ignore_ascii_case("bearer") {
-            return None;
-        }
-        let token = token.trim();
+    /// Who the `Authorization` header says is asking, if it carries one of
+    /// the configured tokens: the token's hash, so a session serves only
+    /// whoever opened it.
+    pub fn principal(&self, authorization: Option<&str>) -> Option<Principal> {
+        let token = bearer_token(authorization)?;
         // Every token is compared, each in constant time, so the time taken
         // tells nothing about how close a guess was.
-        self.tokens.iter().enumerate().fold(None, |found, (i, t)| {
-            if constant_time_eq(t.as_bytes(), token.as_bytes()) {
-                Some(i)
-            } else {
-                found
-            }
-        })
+        let matched = self.tokens.iter().fold(false, |found, t| {
+            constant_time_eq(t.as_bytes(), token.as_bytes()) | found
+        });
+        matched.then(|| token_hash(token))
     }
+}
+
+/// Who a request comes from: the SHA-256 hash of its bearer token (the
+/// token itself is kept nowhere).
+pub type Principal = [u8; 32];
+
+/// The token of an `Authorization: Bearer <token>` header.
+pub fn bearer_token(authorization: Option<&str>) -> Option<&str> {
+    let (scheme, token) = authorization?.trim().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+pub fn token_hash(token: &str) -> Principal {
+    use sha2::Digest;
+    sha2::Sha256::digest(token.as_bytes()).into()
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -228,10 +242,17 @@ mod tests {
     #[test]
     fn bearer_tokens_are_checked_when_configured() {
         let mut p = loopback();
-        assert_eq!(p.check_token(None), Ok(()));
+        assert_eq!(p.check_token(None), Ok(None));
         p.tokens = vec!["s3cret".into(), "other".into()];
-        assert_eq!(p.check_token(Some("Bearer s3cret")), Ok(()));
-        assert_eq!(p.check_token(Some("bearer other")), Ok(()));
+        assert_eq!(
+            p.check_token(Some("Bearer s3cret")),
+            Ok(Some(token_hash("s3cret")))
+        );
+        assert_eq!(
+            p.check_token(Some("bearer other")),
+            Ok(Some(token_hash("other")))
+        );
+        assert_ne!(token_hash("s3cret"), token_hash("other"));
         assert_eq!(p.check_token(None), Err(Refusal::Token { sent: false }));
         assert_eq!(
             p.check_token(Some("Bearer s3cre")),

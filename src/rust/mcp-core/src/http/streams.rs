@@ -12,38 +12,303 @@
 //!
 //! Every stream is a bounded channel. A slow reader loses notifications,
 //! never its response: one place is always kept free for it.
+//!
+//! A handshake-era client that reads event streams gets resumable ones
+//! (2025-03-26 on): the messages of each POST's stream pass through an
+//! [`EventLog`] that numbers them (`id: <stream>:<seq>`) and keeps the
+//! last [`LOG_CAPACITY`] of them, so a client whose connection broke (or
+//! that the server let go on purpose, see [`Mailbox::close_stream`]) sends
+//! `GET` with `Last-Event-ID` and gets what it missed, then the rest. A
+//! session keeps at most [`MAX_LOGS`] logs, each for [`LOG_KEEP`] after its
+//! last activity once no connection reads it.
 
 use crate::engine::JobId;
 use crate::jsonrpc::RequestId;
 use crate::server::{Cause, Mailbox};
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::pin::Pin;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 /// Messages one stream holds for a client that reads slowly; one more place
 /// is kept for the response.
 pub const STREAM_CAPACITY: usize = 256;
 
-/// One message on its way to a client.
-#[derive(Debug)]
-pub enum Piece {
-    /// A notification or server request; more follows.
-    Note(String),
-    /// The response that ends the stream.
-    Final(String),
+/// Messages one resumable stream keeps for a client that reconnects.
+pub const LOG_CAPACITY: usize = STREAM_CAPACITY;
+
+/// Resumable streams one session keeps.
+pub const MAX_LOGS: usize = 32;
+
+/// How long a resumable stream nobody reads is kept after its last event.
+pub const LOG_KEEP: Duration = Duration::from_secs(60);
+
+/// Bytes of messages one session's resumable streams keep at most (large
+/// results are kept too): beyond it, the oldest streams nobody reads go.
+pub const LOG_BYTES: usize = 8 * 1024 * 1024;
+
+/// Where an event sits among a session's streams: `<stream>:<seq>` on the
+/// wire. Sequence 0 is the priming event, which carries no message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventId {
+    pub stream: u64,
+    pub seq: u64,
 }
 
-pub type StreamTx = mpsc::Sender<Piece>;
+impl EventId {
+    /// Reads a `Last-Event-ID` value the server gave.
+    pub fn parse(text: &str) -> Option<EventId> {
+        let (stream, seq) = text.trim().split_once(':')?;
+        Some(EventId {
+            stream: stream.parse().ok()?,
+            seq: seq.parse().ok()?,
+        })
+    }
+}
+
+impl std::fmt::Display for EventId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.stream, self.seq)
+    }
+}
+
+/// One message on its way to a client, with its event id on a resumable
+/// stream.
+#[derive(Debug, Clone)]
+pub enum Piece {
+    /// A notification or server request; more follows.
+    Note(String, Option<EventId>),
+    /// The response that ends the stream.
+    Final(String, Option<EventId>),
+}
+
 pub type StreamRx = mpsc::Receiver<Piece>;
 
-pub fn stream() -> (StreamTx, StreamRx) {
+fn channel() -> (mpsc::Sender<Piece>, StreamRx) {
     mpsc::channel(STREAM_CAPACITY + 1)
+}
+
+/// A plain stream: straight to one connection.
+pub fn stream() -> (StreamTx, StreamRx) {
+    let (tx, rx) = channel();
+    (StreamTx::Direct(tx), rx)
+}
+
+/// Where a request's messages go.
+#[derive(Clone)]
+pub enum StreamTx {
+    /// Straight to the connection that waits for them.
+    Direct(mpsc::Sender<Piece>),
+    /// Through a resumable stream's log, to whichever connection reads it.
+    Logged(Arc<EventLog>),
+}
+
+impl StreamTx {
+    /// Whether nothing more can reach a client this way.
+    pub fn is_closed(&self) -> bool {
+        match self {
+            StreamTx::Direct(tx) => tx.is_closed(),
+            StreamTx::Logged(log) => log.is_finished(),
+        }
+    }
+
+    /// Whether a notification may go now (the last place of a plain stream
+    /// is its response's; a log makes room itself).
+    fn has_room_for_note(&self) -> bool {
+        match self {
+            StreamTx::Direct(tx) => tx.capacity() > 1,
+            StreamTx::Logged(log) => !log.is_finished(),
+        }
+    }
+
+    fn send_note(&self, line: String) {
+        match self {
+            StreamTx::Direct(tx) => {
+                if tx.capacity() > 1 {
+                    let _ = tx.try_send(Piece::Note(line, None));
+                }
+            }
+            StreamTx::Logged(log) => log.push(line, false),
+        }
+    }
+
+    fn send_final(&self, line: String) {
+        match self {
+            StreamTx::Direct(tx) => {
+                let _ = tx.try_send(Piece::Final(line, None));
+            }
+            StreamTx::Logged(log) => log.push(line, true),
+        }
+    }
+
+    /// No response will come (the call was cancelled): the stream ends.
+    fn end(self) {
+        if let StreamTx::Logged(log) = self {
+            log.abandon();
+        }
+    }
+}
+
+/// The messages of one resumable stream (see the module docs), and the
+/// connection reading it now, if any.
+pub struct EventLog {
+    stream: u64,
+    /// Its stream starts with a priming event (2025-11-25 on), so its
+    /// client can resume even before any message: only then may the
+    /// server let the connection go on purpose.
+    primed: bool,
+    inner: Mutex<LogInner>,
+}
+
+struct LogInner {
+    next_seq: u64,
+    /// The last messages, oldest first: (seq, is the response, line).
+    events: VecDeque<(u64, bool, String)>,
+    live: Option<mpsc::Sender<Piece>>,
+    /// The response is in the log, or none will come.
+    ended: bool,
+    /// Its requests, whose routes go when it is dropped unfinished.
+    requests: Vec<RequestId>,
+    /// The size of `events`' lines.
+    bytes: usize,
+    /// The last event, or a connection coming or going.
+    touched: Instant,
+}
+
+impl EventLog {
+    fn new(stream: u64, primed: bool, requests: Vec<RequestId>) -> (Arc<EventLog>, StreamRx) {
+        let (tx, rx) = channel();
+        let log = EventLog {
+            stream,
+            primed,
+            inner: Mutex::new(LogInner {
+                next_seq: 1,
+                events: VecDeque::new(),
+                live: Some(tx),
+                ended: false,
+                requests,
+                bytes: 0,
+                touched: Instant::now(),
+            }),
+        };
+        (Arc::new(log), rx)
+    }
+
+    /// The priming event's id (the point before every message), if the
+    /// stream starts with one.
+    pub fn priming(&self) -> Option<EventId> {
+        self.primed.then_some(EventId {
+            stream: self.stream,
+            seq: 0,
+        })
+    }
+
+    fn push(&self, line: String, last: bool) {
+        let mut inner = lock(&self.inner);
+        if inner.ended {
+            return;
+        }
+        let id = EventId {
+            stream: self.stream,
+            seq: inner.next_seq,
+        };
+        inner.next_seq += 1;
+        inner.touched = Instant::now();
+        if let Some(live) = inner.live.as_ref().filter(|tx| !tx.is_closed()) {
+            // The live connection loses a notification when it reads
+            // slowly (the log still has it); never the response.
+            if last {
+                let _ = live.try_send(Piece::Final(line.clone(), Some(id)));
+            } else if live.capacity() > 1 {
+                let _ = live.try_send(Piece::Note(line.clone(), Some(id)));
+            }
+        }
+        if inner.events.len() >= LOG_CAPACITY {
+            if let Some((_, _, dropped)) = inner.events.pop_front() {
+                inner.bytes -= dropped.len();
+            }
+        }
+        inner.bytes += line.len();
+        inner.events.push_back((id.seq, last, line));
+        inner.ended |= last;
+    }
+
+    /// A connection resumes after `after`: what it missed, and the channel
+    /// for what follows. It takes the place of any earlier connection.
+    fn attach(&self, after: u64) -> (VecDeque<Piece>, StreamRx) {
+        let mut inner = lock(&self.inner);
+        let missed = inner
+            .events
+            .iter()
+            .filter(|(seq, _, _)| *seq > after)
+            .map(|(seq, last, line)| {
+                let id = Some(EventId {
+                    stream: self.stream,
+                    seq: *seq,
+                });
+                if *last {
+                    Piece::Final(line.clone(), id)
+                } else {
+                    Piece::Note(line.clone(), id)
+                }
+            })
+            .collect();
+        let (tx, rx) = channel();
+        // After the response nothing follows: the new stream ends with it.
+        inner.live = (!inner.ended).then_some(tx);
+        inner.touched = Instant::now();
+        (missed, rx)
+    }
+
+    /// Lets the connection go (its client reconnects for the rest).
+    pub fn detach(&self) {
+        let mut inner = lock(&self.inner);
+        inner.live = None;
+        inner.touched = Instant::now();
+    }
+
+    /// The response went as plain JSON, which cannot be resumed: nothing
+    /// is kept.
+    pub fn discard(&self) {
+        let mut inner = lock(&self.inner);
+        inner.events.clear();
+        inner.bytes = 0;
+        inner.ended = true;
+    }
+
+    fn bytes(&self) -> usize {
+        lock(&self.inner).bytes
+    }
+
+    /// No response will come: the connection, if any, ends.
+    fn abandon(&self) {
+        let mut inner = lock(&self.inner);
+        inner.ended = true;
+        inner.live = None;
+    }
+
+    fn is_finished(&self) -> bool {
+        lock(&self.inner).ended
+    }
+
+    fn is_read(&self) -> bool {
+        lock(&self.inner)
+            .live
+            .as_ref()
+            .is_some_and(|tx| !tx.is_closed())
+    }
+
+    fn expired(&self, now: Instant) -> bool {
+        let inner = lock(&self.inner);
+        let read = inner.live.as_ref().is_some_and(|tx| !tx.is_closed());
+        !read && now.saturating_duration_since(inner.touched) >= LOG_KEEP
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -59,6 +324,9 @@ pub struct Postbox {
     /// Jobs whose request to the client found no stream to go on: no
     /// answer can come, which the job must learn (see [`Mailbox::lost_requests`]).
     lost: Mutex<Vec<JobId>>,
+    /// Resumable streams kept for clients that reconnect, oldest first.
+    logs: Mutex<VecDeque<Arc<EventLog>>>,
+    next_stream: AtomicU64,
 }
 
 impl Postbox {
@@ -71,6 +339,97 @@ impl Postbox {
         }
         streams.insert(id.clone(), tx);
         true
+    }
+
+    /// Messages for the requests `ids` go through a new resumable stream
+    /// (see the module docs), `primed` if it starts with a priming event;
+    /// `None` if one of them is still waiting for its response.
+    pub fn open_logged(
+        &self,
+        ids: &[RequestId],
+        primed: bool,
+    ) -> Option<(Arc<EventLog>, StreamRx)> {
+        let stream = self.next_stream.fetch_add(1, Ordering::Relaxed) + 1;
+        let (log, rx) = EventLog::new(stream, primed, ids.to_vec());
+        for (n, id) in ids.iter().enumerate() {
+            if !self.open(id, StreamTx::Logged(log.clone())) {
+                ids[..n].iter().for_each(|opened| self.forget(opened));
+                return None;
+            }
+        }
+        self.sweep_logs(Instant::now());
+        self.trim_logs();
+        // When full, the oldest that no connection reads makes room (its
+        // call's messages are dropped from then on); if every one is read,
+        // this stream is not kept for a reconnection.
+        let evicted = {
+            let mut logs = lock(&self.logs);
+            let evicted = if logs.len() >= MAX_LOGS {
+                let oldest = logs.iter().position(|l| !l.is_read());
+                oldest.and_then(|at| logs.remove(at))
+            } else {
+                None
+            };
+            if logs.len() < MAX_LOGS {
+                logs.push_back(log.clone());
+            }
+            evicted
+        };
+        if let Some(dropped) = evicted {
+            self.drop_log(&dropped);
+        }
+        Some((log, rx))
+    }
+
+    /// A client reconnects after event `after`: what it missed, and the
+    /// rest as it comes. `None` for a stream not kept (any more).
+    pub fn resume(&self, after: EventId) -> Option<(Arc<EventLog>, VecDeque<Piece>, StreamRx)> {
+        self.sweep_logs(Instant::now());
+        let log = lock(&self.logs)
+            .iter()
+            .find(|l| l.stream == after.stream)
+            .cloned()?;
+        let (missed, rx) = log.attach(after.seq);
+        Some((log, missed, rx))
+    }
+
+    /// Drops resumable streams nobody read for [`LOG_KEEP`].
+    pub fn sweep_logs(&self, now: Instant) {
+        let expired: Vec<Arc<EventLog>> = {
+            let mut logs = lock(&self.logs);
+            let (gone, kept) = logs.drain(..).partition(|l| l.expired(now));
+            *logs = kept;
+            gone.into()
+        };
+        expired.iter().for_each(|log| self.drop_log(log));
+    }
+
+    /// Drops the oldest streams nobody reads while the session's streams
+    /// keep more than [`LOG_BYTES`].
+    fn trim_logs(&self) {
+        let mut dropped = Vec::new();
+        {
+            let mut logs = lock(&self.logs);
+            let mut total: usize = logs.iter().map(|l| l.bytes()).sum();
+            while total > LOG_BYTES {
+                let Some(at) = logs.iter().position(|l| !l.is_read()) else {
+                    break;
+                };
+                let log = logs.remove(at).expect("a position in the list");
+                total -= log.bytes();
+                dropped.push(log);
+            }
+        }
+        dropped.iter().for_each(|log| self.drop_log(log));
+    }
+
+    /// A log is no longer kept: its unanswered requests' messages have
+    /// nowhere to go any more.
+    fn drop_log(&self, log: &EventLog) {
+        let requests = std::mem::take(&mut lock(&log.inner).requests);
+        if !log.is_finished() {
+            requests.iter().for_each(|id| self.forget(id));
+        }
     }
 
     /// The client of request `id` stopped reading: its messages are dropped.
@@ -92,17 +451,12 @@ impl Postbox {
     /// Whether any stream of this engine is still open (a session with one
     /// is not idle).
     pub fn has_open_streams(&self) -> bool {
-        lock(&self.streams).values().any(|tx| !tx.is_closed())
-            || lock(&self.standalone)
-                .as_ref()
-                .is_some_and(|tx| !tx.is_closed())
-    }
-
-    fn send_note(tx: &StreamTx, line: String) {
-        // The last place is the response's.
-        if tx.capacity() > 1 {
-            let _ = tx.try_send(Piece::Note(line));
-        }
+        lock(&self.streams).values().any(|tx| match tx {
+            StreamTx::Direct(tx) => !tx.is_closed(),
+            StreamTx::Logged(log) => log.is_read(),
+        }) || lock(&self.standalone)
+            .as_ref()
+            .is_some_and(|tx| !tx.is_closed())
     }
 
     fn deliver_response(&self, ids: Vec<RequestId>, line: String) {
@@ -116,7 +470,11 @@ impl Postbox {
         drop(streams);
         lock(&self.jobs).retain(|_, r| !ids.contains(r));
         if let Some(tx) = target {
-            let _ = tx.try_send(Piece::Final(line));
+            let logged = matches!(tx, StreamTx::Logged(_));
+            tx.send_final(line);
+            if logged {
+                self.trim_logs();
+            }
         }
     }
 
@@ -142,9 +500,9 @@ impl Mailbox for Postbox {
         let target = self
             .stream_of(cause)
             .or_else(|| lock(&self.standalone).clone())
-            .filter(|tx| tx.capacity() > 1);
+            .filter(StreamTx::has_room_for_note);
         match (target, kind, cause) {
-            (Some(tx), _, _) => Postbox::send_note(&tx, line),
+            (Some(tx), _, _) => tx.send_note(line),
             (None, Kind::Request, Cause::Job(job)) => lock(&self.lost).push(*job),
             _ => {}
         }
@@ -158,7 +516,23 @@ impl Mailbox for Postbox {
         // After its response the stream is gone already; otherwise the
         // call was cancelled, and dropping its sender ends the stream.
         if let Some(request) = lock(&self.jobs).remove(&job) {
-            lock(&self.streams).remove(&request);
+            let route = lock(&self.streams).remove(&request);
+            if let Some(tx) = route {
+                tx.end();
+            }
+        }
+    }
+
+    fn close_stream(&self, job: JobId) -> bool {
+        let Some(request) = lock(&self.jobs).get(&job).cloned() else {
+            return false;
+        };
+        match lock(&self.streams).get(&request) {
+            Some(StreamTx::Logged(log)) if log.primed && !log.is_finished() => {
+                log.detach();
+                true
+            }
+            _ => false,
         }
     }
 
@@ -245,9 +619,13 @@ impl Drop for OnDrop {
 }
 
 /// One SSE event carrying one message, its JSON on a single `data:` line
-/// (the engine writes compact JSON, without newlines).
-pub fn sse_event(message: &str) -> Bytes {
-    let mut event = String::with_capacity(message.len() + 24);
+/// (the engine writes compact JSON, without newlines), with its id on a
+/// resumable stream.
+pub fn sse_event(message: &str, id: Option<EventId>) -> Bytes {
+    let mut event = String::with_capacity(message.len() + 48);
+    if let Some(id) = id {
+        event.push_str(&format!("id: {id}\n"));
+    }
     event.push_str("event: message\ndata: ");
     event.push_str(message);
     event.push_str("\n\n");
@@ -258,10 +636,22 @@ pub fn sse_event(message: &str) -> Bytes {
 /// a comment now and then so an idle stream stays open through proxies
 /// (and a client that has gone is noticed). It ends after the response;
 /// dropped before that (the client went away), it runs its guard.
+/// The first event of a resumable stream (2025-11-25): its id and no
+/// message, so a client the server lets go at once can still resume, and
+/// how long to wait before reconnecting.
+pub fn priming_event(id: EventId, retry: Duration) -> Bytes {
+    Bytes::from(format!("id: {id}\nretry: {}\ndata:\n\n", retry.as_millis()))
+}
+
 pub struct SseBody {
-    first: Option<Piece>,
+    /// Frames to send before reading the channel: a priming event, the
+    /// messages a resuming client missed.
+    queued: VecDeque<Frame<Bytes>>,
     rx: StreamRx,
     keepalive: tokio::time::Interval,
+    /// The response is among the frames: nothing is read after it.
+    ended: bool,
+    /// Every frame is sent.
     done: bool,
     guard: OnDrop,
     /// Held for the life of the stream (a place among the open streams).
@@ -269,8 +659,9 @@ pub struct SseBody {
 }
 
 impl SseBody {
+    /// `first` are the events to send before what `rx` brings.
     pub fn new(
-        first: Option<Piece>,
+        first: impl IntoIterator<Item = Piece>,
         rx: StreamRx,
         keepalive: Duration,
         guard: OnDrop,
@@ -278,23 +669,40 @@ impl SseBody {
     ) -> SseBody {
         let mut keepalive = tokio::time::interval(keepalive);
         keepalive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        SseBody {
-            first,
+        let mut body = SseBody {
+            queued: VecDeque::new(),
             rx,
             keepalive,
+            ended: false,
             done: false,
             guard,
             _permit: permit,
+        };
+        for piece in first {
+            let frame = body.frame(piece);
+            body.queued.push_back(frame);
+            if body.ended {
+                break;
+            }
         }
+        body
     }
 
+    /// Starts the stream with a priming event (see [`priming_event`]).
+    pub fn primed(mut self, id: EventId, retry: Duration) -> SseBody {
+        self.queued
+            .push_front(Frame::data(priming_event(id, retry)));
+        self
+    }
+
+    /// The frame of a piece; after the response, the stream ends.
     fn frame(&mut self, piece: Piece) -> Frame<Bytes> {
         match piece {
-            Piece::Note(line) => Frame::data(sse_event(&line)),
-            Piece::Final(line) => {
-                self.done = true;
+            Piece::Note(line, id) => Frame::data(sse_event(&line, id)),
+            Piece::Final(line, id) => {
+                self.ended = true;
                 self.guard.disarm();
-                Frame::data(sse_event(&line))
+                Frame::data(sse_event(&line, id))
             }
         }
     }
@@ -311,13 +719,17 @@ impl Body for SseBody {
         if self.done {
             return Poll::Ready(None);
         }
-        if let Some(piece) = self.first.take() {
-            let frame = self.frame(piece);
+        if let Some(frame) = self.queued.pop_front() {
             return Poll::Ready(Some(Ok(frame)));
+        }
+        if self.ended {
+            self.done = true;
+            return Poll::Ready(None);
         }
         match self.rx.poll_recv(cx) {
             Poll::Ready(Some(piece)) => {
                 let frame = self.frame(piece);
+                self.done = self.ended;
                 return Poll::Ready(Some(Ok(frame)));
             }
             Poll::Ready(None) => {
@@ -387,8 +799,8 @@ mod tests {
             &Cause::Job(9),
         );
         postbox.deliver(jsonrpc::success(&id(1), "{}"), &Cause::Job(9));
-        assert!(matches!(rx.try_recv(), Ok(Piece::Note(_))));
-        assert!(matches!(rx.try_recv(), Ok(Piece::Final(_))));
+        assert!(matches!(rx.try_recv(), Ok(Piece::Note(..))));
+        assert!(matches!(rx.try_recv(), Ok(Piece::Final(..))));
         // After its response, the job's messages have nowhere to go.
         postbox.deliver(
             jsonrpc::notification("notifications/progress", "{}"),
@@ -412,8 +824,8 @@ mod tests {
         let mut notes = 0;
         loop {
             match rx.try_recv() {
-                Ok(Piece::Note(_)) => notes += 1,
-                Ok(Piece::Final(_)) => break,
+                Ok(Piece::Note(..)) => notes += 1,
+                Ok(Piece::Final(..)) => break,
                 Err(e) => panic!("the response was lost: {e}"),
             }
         }
@@ -430,7 +842,7 @@ mod tests {
             jsonrpc::notification("notifications/tools/list_changed", "{}"),
             &Cause::Timer,
         );
-        assert!(matches!(rx.try_recv(), Ok(Piece::Note(_))));
+        assert!(matches!(rx.try_recv(), Ok(Piece::Note(..))));
         // Responses never go there.
         postbox.deliver(jsonrpc::success(&id(5), "{}"), &Cause::Timer);
         assert!(rx.try_recv().is_err());
@@ -459,5 +871,169 @@ mod tests {
         );
         assert_eq!(postbox.lost_requests(), vec![4]);
         assert!(postbox.lost_requests().is_empty());
+    }
+
+    fn ids_of(pieces: &[Piece]) -> Vec<u64> {
+        pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Note(_, id) | Piece::Final(_, id) => id.expect("an event id").seq,
+            })
+            .collect()
+    }
+
+    fn drain(rx: &mut StreamRx) -> Vec<Piece> {
+        std::iter::from_fn(|| rx.try_recv().ok()).collect()
+    }
+
+    #[test]
+    fn event_ids_read_back_and_reject_others() {
+        let id = EventId { stream: 3, seq: 14 };
+        assert_eq!(EventId::parse(&id.to_string()), Some(id));
+        assert_eq!(EventId::parse(" 3:14 "), Some(id));
+        assert_eq!(EventId::parse("3"), None);
+        assert_eq!(EventId::parse("a:1"), None);
+        assert_eq!(EventId::parse("1:-2"), None);
+    }
+
+    #[test]
+    fn a_resumed_stream_gets_what_it_missed_then_the_rest() {
+        let postbox = Postbox::default();
+        let (log, mut rx) = postbox.open_logged(&[id(1)], true).expect("opened");
+        postbox.job_started(4, &id(1));
+        let note = || jsonrpc::notification("notifications/progress", "{}");
+        postbox.deliver(note(), &Cause::Job(4));
+        assert_eq!(ids_of(&drain(&mut rx)), vec![1]);
+        // The server lets the connection go; the call goes on.
+        assert!(postbox.close_stream(4));
+        assert!(rx.try_recv().is_err(), "the connection's channel ended");
+        postbox.deliver(note(), &Cause::Job(4));
+        postbox.deliver(note(), &Cause::Job(4));
+        let (_, missed, mut rx) = postbox
+            .resume(EventId {
+                stream: log.stream,
+                seq: 1,
+            })
+            .expect("kept");
+        assert_eq!(ids_of(&missed.into_iter().collect::<Vec<_>>()), vec![2, 3]);
+        postbox.deliver(jsonrpc::success(&id(1), "{}"), &Cause::Job(4));
+        let rest = drain(&mut rx);
+        assert_eq!(ids_of(&rest), vec![4]);
+        assert!(matches!(rest[0], Piece::Final(..)));
+        // A client that lost that too gets it again, and the stream ends.
+        let (_, missed, mut rx) = postbox
+            .resume(EventId {
+                stream: log.stream,
+                seq: 3,
+            })
+            .expect("kept");
+        assert_eq!(ids_of(&missed.into_iter().collect::<Vec<_>>()), vec![4]);
+        assert!(matches!(
+            rx.try_recv(),
+            Err(mpsc::error::TryRecvError::Disconnected)
+        ));
+        assert!(postbox.resume(EventId { stream: 99, seq: 0 }).is_none());
+    }
+
+    #[test]
+    fn a_log_keeps_its_last_events_and_a_session_its_last_logs() {
+        let postbox = Postbox::default();
+        let (log, _rx) = postbox.open_logged(&[id(1)], true).expect("opened");
+        for _ in 0..LOG_CAPACITY + 10 {
+            postbox.deliver(
+                jsonrpc::notification("notifications/message", "{}"),
+                &Cause::Inbound(Some(id(1))),
+            );
+        }
+        let (_, missed, _) = postbox
+            .resume(EventId {
+                stream: log.stream,
+                seq: 0,
+            })
+            .expect("kept");
+        assert_eq!(missed.len(), LOG_CAPACITY);
+        assert_eq!(ids_of(&missed.into_iter().collect::<Vec<_>>())[0], 11);
+        // Logs nobody reads make room for new ones, oldest first.
+        let first = log.stream;
+        for n in 2..=(MAX_LOGS as u64 + 1) {
+            let (log, rx) = postbox.open_logged(&[id(n)], true).expect("opened");
+            drop(rx);
+            log.detach();
+        }
+        assert!(postbox
+            .resume(EventId {
+                stream: first,
+                seq: 0
+            })
+            .is_none());
+        assert_eq!(lock(&postbox.logs).len(), MAX_LOGS);
+        // The request of a dropped, unanswered log has nowhere to go.
+        assert!(!lock(&postbox.streams).contains_key(&id(1)));
+    }
+
+    #[test]
+    fn a_session_keeps_a_bounded_size_of_messages() {
+        let postbox = Postbox::default();
+        let big = format!("\"{}\"", "x".repeat(LOG_BYTES / 3));
+        for n in 1..=4 {
+            let (log, rx) = postbox.open_logged(&[id(n)], true).expect("opened");
+            postbox.deliver(jsonrpc::success(&id(n), &big), &Cause::Inbound(Some(id(n))));
+            drop(rx);
+            log.detach();
+        }
+        let kept: usize = lock(&postbox.logs).iter().map(|l| l.bytes()).sum();
+        assert!(kept <= LOG_BYTES, "{kept}");
+        assert_eq!(lock(&postbox.logs).len(), 2, "the newest two");
+        // A response answered as JSON keeps nothing.
+        let (log, _rx) = postbox.open_logged(&[id(9)], true).expect("opened");
+        postbox.deliver(jsonrpc::success(&id(9), "{}"), &Cause::Inbound(Some(id(9))));
+        log.discard();
+        assert_eq!(log.bytes(), 0);
+    }
+
+    #[test]
+    fn logs_nobody_reads_expire() {
+        let postbox = Postbox::default();
+        let (log, rx) = postbox.open_logged(&[id(1)], true).expect("opened");
+        postbox.sweep_logs(Instant::now() + LOG_KEEP * 2);
+        assert_eq!(lock(&postbox.logs).len(), 1, "a read log is kept");
+        drop(rx);
+        log.detach();
+        postbox.sweep_logs(Instant::now() + LOG_KEEP / 2);
+        assert_eq!(lock(&postbox.logs).len(), 1);
+        postbox.sweep_logs(Instant::now() + LOG_KEEP);
+        assert!(lock(&postbox.logs).is_empty());
+        assert!(!lock(&postbox.streams).contains_key(&id(1)));
+    }
+
+    #[test]
+    fn a_cancelled_call_ends_its_resumable_stream() {
+        let postbox = Postbox::default();
+        let (_log, mut rx) = postbox.open_logged(&[id(1)], true).expect("opened");
+        postbox.job_started(4, &id(1));
+        postbox.job_ended(4);
+        assert!(matches!(
+            rx.try_recv(),
+            Err(mpsc::error::TryRecvError::Disconnected)
+        ));
+        assert!(!postbox.has_open_streams());
+    }
+
+    #[test]
+    fn a_stream_without_priming_cannot_be_let_go() {
+        let postbox = Postbox::default();
+        let (_log, _rx) = postbox.open_logged(&[id(1)], false).expect("opened");
+        postbox.job_started(4, &id(1));
+        assert!(!postbox.close_stream(4));
+    }
+
+    #[test]
+    fn a_plain_stream_cannot_be_let_go() {
+        let postbox = Postbox::default();
+        let (tx, _rx) = stream();
+        postbox.open(&id(1), tx);
+        postbox.job_started(4, &id(1));
+        assert!(!postbox.close_stream(4));
+        assert!(!postbox.close_stream(5), "an unknown job");
     }
 }

@@ -1,0 +1,362 @@
+//! Bearer tokens checked by the user's R function.
+//!
+//! R is single-threaded and only the R thread may run R code, so a check
+//! is a hidden job in the same queue as tool calls (see
+//! [`Engine::on_token_check`](crate::engine::Engine::on_token_check)): it
+//! waits its turn, runs under the same time limit and interrupt machinery,
+//! and an R error in it becomes an error response, never a crash. One
+//! engine of its own serves every check.
+//!
+//! Checking each request that way would put every request behind R, so
+//! verdicts are remembered for a short while ([`VerdictCache`]), keyed by
+//! the token's SHA-256 hash (the token itself is neither kept nor logged),
+//! and simultaneous requests with the same unknown token share one check.
+//! A check that fails or runs out of time is not remembered: the next
+//! request tries again.
+
+use super::security::Principal;
+use super::streams::{self, Piece, Postbox};
+use crate::jsonrpc::RequestId;
+use crate::server::{Front, Slot};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// Verdicts remembered at most (the oldest go first when full).
+pub const CACHE_CAPACITY: usize = 1024;
+
+/// Different tokens being checked at once at most; a request with yet
+/// another unknown token gets 503 (it would otherwise let a client fill
+/// R's queue with checks of made-up tokens).
+pub const MAX_CHECKS_IN_FLIGHT: usize = 32;
+
+/// How long past its time limit a check's answer is awaited: R gets the
+/// server's own grace to unwind from the limit's interrupt first.
+const ANSWER_GRACE: Duration = Duration::from_secs(2);
+
+/// What the R function said about a token.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict {
+    /// Accepted; with what the function said about its holder, if it
+    /// returned a list (given to tools as `mcp_request()$auth`).
+    Allow(Option<Value>),
+    Deny,
+}
+
+/// The outcome of one check.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Checked {
+    Verdict(Verdict),
+    /// The function failed (an R error, a result of the wrong shape): 500.
+    Failed,
+    /// No verdict in time, or too many checks at once: 503, try again.
+    Unavailable,
+}
+
+/// How tokens are checked.
+#[derive(Debug, Clone)]
+pub struct TokenCheck {
+    /// Registry index of the hidden entry that runs the R function.
+    pub handler: usize,
+    /// How long a verdict is remembered; zero remembers none.
+    pub cache_for: Duration,
+    /// How long a request waits for a verdict (in the queue and running);
+    /// the function's own time limit is set to this on the R side.
+    pub time_limit: Duration,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Recent verdicts by token hash, each until it expires, at most
+/// `capacity` of them.
+pub struct VerdictCache {
+    entries: HashMap<Principal, (Verdict, Instant)>,
+    capacity: usize,
+}
+
+impl VerdictCache {
+    pub fn new(capacity: usize) -> VerdictCache {
+        VerdictCache {
+            entries: HashMap::new(),
+            capacity,
+        }
+    }
+
+    /// The verdict on `token`, if one is remembered and still fresh at `now`.
+    pub fn get(&mut self, token: &Principal, now: Instant) -> Option<Verdict> {
+        match self.entries.get(token) {
+            Some((verdict, expires)) if *expires > now => Some(verdict.clone()),
+            Some(_) => {
+                self.entries.remove(token);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// Remembers a verdict until `expires`. When full, expired verdicts
+    /// go first, then the one that would expire soonest.
+    pub fn insert(&mut self, token: Principal, verdict: Verdict, expires: Instant, now: Instant) {
+        if self.capacity == 0 {
+            return;
+        }
+        if self.entries.len() >= self.capacity && !self.entries.contains_key(&token) {
+            self.entries.retain(|_, (_, at)| *at > now);
+            if self.entries.len() >= self.capacity {
+                let soonest = self
+                    .entries
+                    .iter()
+                    .min_by_key(|(_, (_, at))| *at)
+                    .map(|(k, _)| *k);
+                if let Some(k) = soonest {
+                    self.entries.remove(&k);
+                }
+            }
+        }
+        self.entries.insert(token, (verdict, expires));
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Runs checks through the R queue and remembers their verdicts.
+pub struct Checker {
+    settings: TokenCheck,
+    cache: Mutex<VerdictCache>,
+    /// Checks under way, by token hash: later requests wait for the same one.
+    in_flight: Mutex<HashMap<Principal, watch::Receiver<Option<Checked>>>>,
+    slot: Arc<Slot>,
+    postbox: Arc<Postbox>,
+    next_id: AtomicU64,
+}
+
+impl Checker {
+    pub fn new(settings: TokenCheck, front: &Front) -> Checker {
+        let postbox = Arc::new(Postbox::default());
+        Checker {
+            settings,
+            cache: Mutex::new(VerdictCache::new(CACHE_CAPACITY)),
+            in_flight: Mutex::new(HashMap::new()),
+            slot: front.session_slot(postbox.clone(), None),
+            postbox,
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    /// The verdict on `token` (whose hash is `hash`): remembered, or from
+    /// a check under way, or from a new one. Runs on the HTTP runtime.
+    pub async fn check(self: &Arc<Self>, front: &Front, hash: Principal, token: &str) -> Checked {
+        if let Some(verdict) = lock(&self.cache).get(&hash, Instant::now()) {
+            return Checked::Verdict(verdict);
+        }
+        let mut pending = {
+            let mut in_flight = lock(&self.in_flight);
+            match in_flight.get(&hash) {
+                Some(rx) => rx.clone(),
+                None if in_flight.len() >= MAX_CHECKS_IN_FLIGHT => return Checked::Unavailable,
+                None => {
+                    let (tx, rx) = watch::channel(None);
+                    in_flight.insert(hash, rx.clone());
+                    // A task of its own, so the check completes (and its
+                    // verdict is shared) even if this client goes away.
+                    let checker = self.clone();
+                    let front = front.clone();
+                    let token = token.to_string();
+                    tokio::spawn(async move {
+                        let checked = checker.run(&front, &token).await;
+                        checker.settle(hash, &checked);
+                        let _ = tx.send(Some(checked));
+                    });
+                    rx
+                }
+            }
+        };
+        let outcome = match pending.wait_for(Option::is_some).await {
+            Ok(checked) => checked.clone(),
+            Err(_) => None,
+        };
+        outcome.unwrap_or_else(|| {
+            // The task ended without a verdict (it panicked): say so.
+            lock(&self.in_flight).remove(&hash);
+            Checked::Failed
+        })
+    }
+
+    /// Remembers a verdict, and lets the next request check again.
+    fn settle(&self, hash: Principal, checked: &Checked) {
+        if let Checked::Verdict(verdict) = checked {
+            if !self.settings.cache_for.is_zero() {
+                let now = Instant::now();
+                lock(&self.cache).insert(hash, verdict.clone(), now + self.settings.cache_for, now);
+            }
+        }
+        lock(&self.in_flight).remove(&hash);
+    }
+
+    /// One check: queued for R, awaited up to the time limit (a check still
+    /// queued or running then is cancelled).
+    async fn run(&self, front: &Front, token: &str) -> Checked {
+        let id = RequestId::from_number(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let (tx, mut rx) = streams::stream();
+        self.postbox.open(&id, tx);
+        front.check_token(&self.slot, id.clone(), self.settings.handler, token);
+        let answer = async {
+            loop {
+                match rx.recv().await {
+                    Some(Piece::Final(line, _)) => return Some(line),
+                    // The function's logs or progress: nobody to show them to.
+                    Some(Piece::Note(..)) => continue,
+                    None => return None,
+                }
+            }
+        };
+        let limit = self.settings.time_limit + ANSWER_GRACE;
+        match tokio::time::timeout(limit, answer).await {
+            Ok(Some(line)) => read_answer(&line, token),
+            Ok(None) => Checked::Unavailable,
+            Err(_) => {
+                front.cancel(&self.slot, &id);
+                self.postbox.forget(&id);
+                eprintln!(
+                    "mcpserver: a bearer token was not checked within {} s (R was busy, or the \
+                     function is slow); the request got 503",
+                    self.settings.time_limit.as_secs_f64()
+                );
+                Checked::Unavailable
+            }
+        }
+    }
+}
+
+/// The check's JSON-RPC response: `{allow, identity?}`, or an error (the
+/// function failed, or ran out of time). A failure is reported on stderr,
+/// with the token, should the function's error message quote it, masked.
+fn read_answer(line: &str, token: &str) -> Checked {
+    let Ok(message) = serde_json::from_str::<Value>(line) else {
+        return Checked::Failed;
+    };
+    if let Some(error) = message.get("error") {
+        let text = error["message"].as_str().unwrap_or("unknown error");
+        eprintln!("mcpserver: {}", text.replace(token, "<token>"));
+        return if error["data"]["timedOut"] == Value::Bool(true) {
+            Checked::Unavailable
+        } else {
+            Checked::Failed
+        };
+    }
+    let result = &message["result"];
+    match result["allow"].as_bool() {
+        Some(true) => Checked::Verdict(Verdict::Allow(
+            result.get("identity").filter(|v| v.is_object()).cloned(),
+        )),
+        Some(false) => Checked::Verdict(Verdict::Deny),
+        None => Checked::Failed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::security::token_hash;
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn verdicts_are_remembered_until_they_expire() {
+        let mut cache = VerdictCache::new(8);
+        let now = Instant::now();
+        let alice = token_hash("alice");
+        cache.insert(
+            alice,
+            Verdict::Allow(None),
+            now + Duration::from_secs(60),
+            now,
+        );
+        cache.insert(
+            token_hash("mallory"),
+            Verdict::Deny,
+            now + Duration::from_secs(60),
+            now,
+        );
+        assert_eq!(cache.get(&alice, now), Some(Verdict::Allow(None)));
+        assert_eq!(cache.get(&token_hash("mallory"), now), Some(Verdict::Deny));
+        assert_eq!(cache.get(&token_hash("bob"), now), None);
+        let later = now + Duration::from_secs(61);
+        assert_eq!(cache.get(&alice, later), None);
+        assert_eq!(cache.len(), 1, "an expired verdict is dropped when found");
+    }
+
+    #[test]
+    fn a_full_cache_drops_expired_verdicts_then_the_soonest_to_expire() {
+        let mut cache = VerdictCache::new(3);
+        let now = Instant::now();
+        let secs = Duration::from_secs;
+        cache.insert(token_hash("a"), Verdict::Deny, now + secs(1), now);
+        cache.insert(token_hash("b"), Verdict::Deny, now + secs(50), now);
+        cache.insert(token_hash("c"), Verdict::Deny, now + secs(30), now);
+        // Two seconds on, "a" has expired: it makes room.
+        let later = now + secs(2);
+        cache.insert(token_hash("d"), Verdict::Deny, later + secs(60), later);
+        assert_eq!(cache.len(), 3);
+        assert_eq!(cache.get(&token_hash("a"), now), None);
+        // Nothing has expired now: "c", due soonest, makes room.
+        cache.insert(token_hash("e"), Verdict::Deny, later + secs(60), later);
+        assert_eq!(cache.len(), 3);
+        assert_eq!(cache.get(&token_hash("c"), later), None);
+        assert!(cache.get(&token_hash("b"), later).is_some());
+        // Replacing a verdict takes no room.
+        cache.insert(
+            token_hash("b"),
+            Verdict::Allow(None),
+            later + secs(5),
+            later,
+        );
+        assert_eq!(cache.len(), 3);
+        assert_eq!(
+            cache.get(&token_hash("b"), later),
+            Some(Verdict::Allow(None))
+        );
+    }
+
+    #[test]
+    fn a_cache_of_no_capacity_remembers_nothing() {
+        let mut cache = VerdictCache::new(0);
+        let now = Instant::now();
+        cache.insert(
+            token_hash("a"),
+            Verdict::Deny,
+            now + Duration::from_secs(9),
+            now,
+        );
+        assert!(cache.is_empty());
+    }
+
+    #[test]
+    fn answers_become_verdicts_and_failures() {
+        let ok = json!({"jsonrpc":"2.0","id":1,"result":{"allow":true,"identity":{"user":"ann"}}});
+        assert_eq!(
+            read_answer(&ok.to_string(), "t"),
+            Checked::Verdict(Verdict::Allow(Some(json!({"user":"ann"}))))
+        );
+        let no = json!({"jsonrpc":"2.0","id":1,"result":{"allow":false}});
+        assert_eq!(
+            read_answer(&no.to_string(), "t"),
+            Checked::Verdict(Verdict::Deny)
+        );
+        let failed = json!({"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}});
+        assert_eq!(read_answer(&failed.to_string(), "t"), Checked::Failed);
+        let slow = json!({"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"late","data":{"timedOut":true}}});
+        assert_eq!(read_answer(&slow.to_string(), "t"), Checked::Unavailable);
+        assert_eq!(read_answer("not json", "t"), Checked::Failed);
+    }
+}
