@@ -428,3 +428,25 @@ test_that("HTTP sessions and listen streams hear of list changes and resource up
   names <- vapply(http_messages(listed)[[1]]$result$tools, function(t) t$name, "")
   expect_equal(names, c("note", "count"))
 })
+
+test_that("a bearer-token function still checks tokens after the tools change", {
+  skip_if_no_curl()
+  server <- start_http_server(c(
+    "grow <- tool(function() { mcp_add(tool(function() 'new', 'A new tool', name = 'fresh')); 'grown' }, 'Adds a tool', name = 'grow')",
+    "mcp_server(grow, prompts = list(), transport = 'http', port = 0,",
+    "  http = http_options(bearer_tokens = function(token) token == 'good', bearer_cache = 0))"
+  ))
+  list_with <- function(token, id) {
+    curl_request(server$url, list(jsonrpc = "2.0", id = id, method = "tools/list", params = list(`_meta` = modern_meta())),
+      headers = c(modern_headers("tools/list"), Authorization = paste("Bearer", token)))
+  }
+  call <- curl_request(server$url, list(jsonrpc = "2.0", id = 1, method = "tools/call",
+    params = list(name = "grow", arguments = setNames(list(), character()), `_meta` = modern_meta())),
+    headers = c(modern_headers("tools/call", "grow"), Authorization = "Bearer good"))
+  answer <- http_messages(call)
+  expect_equal(answer[[length(answer)]]$result$content[[1]]$text, "grown")
+  listed <- list_with("good", 2)
+  expect_equal(listed$status, 200L)
+  expect_equal(vapply(http_messages(listed)[[1]]$result$tools, function(t) t$name, ""), c("grow", "fresh"))
+  expect_equal(list_with("bad", 3)$status, 401L)
+})
