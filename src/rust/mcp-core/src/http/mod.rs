@@ -20,7 +20,9 @@
 //!   share (bounded, expiring), so any later request of the process finds
 //!   them (`tasks/get`, `tasks/update`, `tasks/cancel`, listen streams
 //!   following `taskIds`); the creating request's stream ends with the
-//!   task's handle, and closing it never cancels the task.
+//!   task's handle, and closing it never cancels the task. With tokens
+//!   configured, a task belongs to the credentials that created it (see
+//!   [`security::task_owner`]): to anyone else it is an unknown id.
 //! - The 2024-11-05 HTTP+SSE transport (GET `/sse` + POST `/messages`) is
 //!   not served: deprecated since 2025-03-26, absent from the conformance
 //!   suite and dropped by the TypeScript SDK, while every maintained client
