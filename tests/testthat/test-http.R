@@ -267,6 +267,74 @@ test_that("a session stays bound to the token that opened it", {
   expect_equal(theirs$status, 404L)
 })
 
+test_that("2026-07-28 tasks belong to the holder the token function names, or else to the token", {
+  skip_if_no_curl()
+  server <- start_http_server(c(
+    "holders <- c('ann-old' = 'ann', 'ann-refreshed' = 'ann', 'bob-token' = 'bob')",
+    "check <- function(token) {",
+    "  if (token %in% names(holders)) return(list(user = holders[[token]]))",
+    "  token %in% c('plain-a', 'plain-b')",
+    "}",
+    "nap <- tool(function(seconds) { Sys.sleep(seconds); 'rested' }, 'Sleeps', name = 'nap',",
+    "  arguments = list(seconds = type_number()), task = 'optional')",
+    "mcp_server(list(nap), transport = 'http', port = 0, http = http_options(bearer_tokens = check))"
+  ))
+  empty <- setNames(list(), character())
+  meta <- modern_meta()
+  meta[["io.modelcontextprotocol/clientCapabilities"]] <- list(
+    extensions = list(`io.modelcontextprotocol/tasks` = empty)
+  )
+  post <- function(token, id, method, params, name = NULL) {
+    params$`_meta` <- meta
+    curl_request(server$url, list(jsonrpc = "2.0", id = id, method = method, params = params),
+      headers = c(modern_headers(method, name), Authorization = paste("Bearer", token)))
+  }
+  create <- function(token, id, seconds) {
+    reply <- post(token, id, "tools/call", list(name = "nap", arguments = list(seconds = seconds)), "nap")
+    created <- http_messages(reply)[[1]]$result
+    expect_equal(created$resultType, "task")
+    created$taskId
+  }
+  task_call <- function(token, id, method, task) post(token, id, method, list(taskId = task), task)
+  status_of <- function(token, id, task) http_messages(task_call(token, id, "tasks/get", task))[[1]]$result$status
+  # What a task id the server never issued gets, as it reads for `task`.
+  unknown <- function(token, id, method, task) {
+    made_up <- paste0(substr(task, 1, nchar(task) - 1), if (endsWith(task, "0")) "1" else "0")
+    reply <- task_call(token, id, method, made_up)
+    reply$body <- gsub(made_up, task, reply$body, fixed = TRUE)
+    reply
+  }
+  # Tokens are checked on R's thread, which the long task below keeps busy:
+  # have every verdict remembered first.
+  for (token in c("ann-old", "ann-refreshed", "bob-token", "plain-a", "plain-b")) {
+    expect_equal(post(token, 0, "server/discover", list())$status, 200L)
+  }
+  long <- create("ann-old", 1, 60)
+  # Ann's refreshed token is still ann: it reaches her task.
+  expect_equal(status_of("ann-refreshed", 2, long), "working")
+  # Bob's gets, word for word, what an unknown id gets.
+  for (method in c("tasks/get", "tasks/cancel")) {
+    theirs <- task_call("bob-token", 3, method, long)
+    expect_equal(theirs$status, 400L)
+    expect_equal(http_messages(theirs)[[1]]$error$code, -32602L)
+    expect_identical(theirs$body, unknown("bob-token", 3, method, long)$body)
+  }
+  expect_equal(status_of("ann-old", 4, long), "working")
+  # A function that answers TRUE names no holder: each token owns its own.
+  # (It waits for R, busy with ann's task.)
+  short <- create("plain-a", 5, 0)
+  expect_equal(status_of("plain-a", 6, short), "working")
+  expect_equal(task_call("plain-b", 7, "tasks/get", short)$status, 400L)
+  expect_equal(task_call("ann-old", 8, "tasks/get", short)$status, 400L)
+  expect_equal(task_call("ann-refreshed", 9, "tasks/cancel", long)$status, 200L)
+  expect_equal(status_of("ann-old", 10, long), "cancelled")
+  for (i in 1:100) {
+    if (identical(status_of("plain-a", 11, short), "completed")) break
+    Sys.sleep(0.05)
+  }
+  expect_equal(status_of("plain-a", 12, short), "completed")
+})
+
 test_that("a failing or slow token function answers 500 or 503, and serving goes on", {
   skip_if_no_curl()
   log <- withr::local_tempfile()
@@ -363,4 +431,90 @@ test_that("a port in use and a public address without an allow-list fail at star
   add <- tool(function(x) x, "Identity", name = "id", arguments = list(x = type_number()))
   expect_error(mcp_server(list(add), transport = "http", port = as.integer(port)), "could not serve HTTP")
   expect_error(mcp_server(list(add), transport = "http", host = "0.0.0.0", port = 0), "not a loopback address")
+})
+
+test_that("HTTP sessions and listen streams hear of list changes and resource updates", {
+  skip_if_no_curl()
+  server <- start_http_server(c(
+    "notes <- 'first'",
+    "note <- tool(function(text) { notes <<- c(notes, text); mcp_resource_updated('notes://all')",
+    "  mcp_add(tool(function() length(notes), 'Counts notes', name = 'count')); 'noted' },",
+    "  'Takes a note', name = 'note', arguments = list(text = type_string()))",
+    "all_notes <- resource('notes://all', function() notes, description = 'All notes')",
+    "mcp_server(note, resources = all_notes, transport = 'http', port = 0)"
+  ))
+  init <- http_initialize(server$url)
+  session <- c("Mcp-Session-Id" = init$session, "MCP-Protocol-Version" = "2025-11-25")
+  subscribed <- curl_request(server$url, list(jsonrpc = "2.0", id = 1, method = "resources/subscribe",
+    params = list(uri = "notes://all")), headers = session)
+  expect_equal(http_messages(subscribed)[[1]]$result, setNames(list(), character()))
+  # Two long-lived streams, read by curl in the background until they time out.
+  stream <- function(args) {
+    processx::process$new("curl", c("-s", "-N", "--max-time", "6", args, server$url), stdout = "|", stderr = "|")
+  }
+  get_stream <- stream(c("-H", "Accept: text/event-stream", "-H", paste0("Mcp-Session-Id: ", init$session)))
+  listen <- list(jsonrpc = "2.0", id = 7, method = "subscriptions/listen", params = list(
+    notifications = list(toolsListChanged = TRUE, resourceSubscriptions = list("notes://all")),
+    `_meta` = modern_meta()
+  ))
+  listen_headers <- modern_headers("subscriptions/listen")
+  listen_stream <- stream(c(
+    "-H", "Content-Type: application/json", "-H", "Accept: application/json, text/event-stream",
+    unlist(lapply(names(listen_headers), function(n) c("-H", paste0(n, ": ", listen_headers[[n]])))),
+    "--data-binary", jsonlite::toJSON(listen, auto_unbox = TRUE)
+  ))
+  # The listen stream is open once acknowledged (the GET stream opened first).
+  seen <- ""
+  deadline <- Sys.time() + 10
+  while (!grepl("acknowledged", seen) && Sys.time() < deadline) {
+    listen_stream$poll_io(200)
+    seen <- paste0(seen, listen_stream$read_output())
+  }
+  expect_match(seen, "acknowledged")
+  called <- curl_request(server$url, list(jsonrpc = "2.0", id = 2, method = "tools/call",
+    params = list(name = "note", arguments = list(text = "second"))), headers = session)
+  answer <- http_messages(called)
+  expect_equal(answer[[length(answer)]]$result$content[[1]]$text, "noted")
+  get_stream$wait(10000)
+  listen_stream$wait(10000)
+  data_of <- function(proc, before = "") {
+    lines <- strsplit(paste0(before, proc$read_all_output()), "\n", fixed = TRUE)[[1]]
+    lapply(sub("^data: ", "", lines[startsWith(lines, "data: ")]), jsonlite::fromJSON, simplifyVector = FALSE)
+  }
+  heard <- data_of(get_stream)
+  expect_setequal(vapply(heard, function(m) m$method, ""), c("notifications/resources/updated", "notifications/tools/list_changed"))
+  for (m in heard) expect_wire_valid(jsonlite::toJSON(m, auto_unbox = TRUE), "2025-11-25")
+  on_listen <- data_of(listen_stream, seen)
+  methods <- vapply(on_listen, function(m) m$method, "")
+  expect_equal(methods[1], "notifications/subscriptions/acknowledged")
+  expect_setequal(methods[-1], c("notifications/resources/updated", "notifications/tools/list_changed"))
+  for (m in on_listen) {
+    expect_equal(m$params$`_meta`$`io.modelcontextprotocol/subscriptionId`, 7)
+    expect_wire_valid(jsonlite::toJSON(m, auto_unbox = TRUE), "2026-07-28")
+  }
+  listed <- curl_request(server$url, list(jsonrpc = "2.0", id = 3, method = "tools/list"), headers = session)
+  names <- vapply(http_messages(listed)[[1]]$result$tools, function(t) t$name, "")
+  expect_equal(names, c("note", "count"))
+})
+
+test_that("a bearer-token function still checks tokens after the tools change", {
+  skip_if_no_curl()
+  server <- start_http_server(c(
+    "grow <- tool(function() { mcp_add(tool(function() 'new', 'A new tool', name = 'fresh')); 'grown' }, 'Adds a tool', name = 'grow')",
+    "mcp_server(grow, prompts = list(), transport = 'http', port = 0,",
+    "  http = http_options(bearer_tokens = function(token) token == 'good', bearer_cache = 0))"
+  ))
+  list_with <- function(token, id) {
+    curl_request(server$url, list(jsonrpc = "2.0", id = id, method = "tools/list", params = list(`_meta` = modern_meta())),
+      headers = c(modern_headers("tools/list"), Authorization = paste("Bearer", token)))
+  }
+  call <- curl_request(server$url, list(jsonrpc = "2.0", id = 1, method = "tools/call",
+    params = list(name = "grow", arguments = setNames(list(), character()), `_meta` = modern_meta())),
+    headers = c(modern_headers("tools/call", "grow"), Authorization = "Bearer good"))
+  answer <- http_messages(call)
+  expect_equal(answer[[length(answer)]]$result$content[[1]]$text, "grown")
+  listed <- list_with("good", 2)
+  expect_equal(listed$status, 200L)
+  expect_equal(vapply(http_messages(listed)[[1]]$result$tools, function(t) t$name, ""), c("grow", "fresh"))
+  expect_equal(list_with("bad", 3)$status, 401L)
 })

@@ -8,7 +8,7 @@ use mcp_core::board::Interrupter;
 use mcp_core::engine::{Config, InputMode, Outcome, Progress};
 use mcp_core::http::security::Allowed;
 use mcp_core::http::Options;
-use mcp_core::registry::Registry;
+use mcp_core::registry::{Entry, Registry};
 use mcp_core::revision::Revision;
 use mcp_core::server::{Polled, Server};
 use mcp_core::tool::ToolDef;
@@ -95,9 +95,37 @@ fn options() -> Options {
 }
 
 fn start(options: Options) -> Harness {
+    start_with(options, Registry::new(tools()).unwrap())
+}
+
+/// The test tools, a `change` tool and, if `added`, an `added` one; then
+/// the handler of one resource, `test://r`. Keys start at `key_base`.
+fn changing_registry(added: bool, key_base: usize) -> Registry {
+    let empty = json!({"type": "object", "properties": {}});
+    let mut defs = tools();
+    defs.push(tool("change", empty.clone()));
+    if added {
+        defs.push(tool("added", empty.clone()));
+    }
+    let handlers_from = defs.len();
+    defs.push(tool("read-r", json!({"type": "object"})));
+    let catalog = json!({"handlersFrom": handlers_from,
+        "resources": [{"uri": "test://r", "name": "r", "handler": handlers_from}]});
+    let entries = defs
+        .into_iter()
+        .enumerate()
+        .map(|(i, def)| Entry::New {
+            key: key_base + i,
+            def,
+        })
+        .collect();
+    Registry::build(entries, Some(&catalog.to_string()), None).unwrap()
+}
+
+fn start_with(options: Options, registry: Registry) -> Harness {
     let server = Server::start_http(
         Config::default(),
-        Registry::new(tools()).unwrap(),
+        registry,
         options,
         Interrupter::new(|| {}, || {}),
     )
@@ -125,7 +153,7 @@ fn stand_in_for_r(mut server: Server, stop: Arc<AtomicBool>, seen: mpsc::Sender<
             Polled::Idle => continue,
             other => panic!("unexpected {other:?}"),
         };
-        let name = server.registry().tool(job.tool).def.name.clone();
+        let name = job.registry.tool(job.tool).def.name.clone();
         let outcome = match name.as_str() {
             "echo" => done_text(&Value::Object(job.arguments.clone()).to_string()),
             "slow" | "task_slow" => {
@@ -174,6 +202,12 @@ fn stand_in_for_r(mut server: Server, stop: Arc<AtomicBool>, seen: mpsc::Sender<
                     }
                     (mode, None) => done_text(&format!("cannot ask: {mode:?}")),
                 }
+            }
+            "change" => {
+                // As R's mcp_add() and mcp_resource_updated() in a tool.
+                server.change(changing_registry(true, 1000), true);
+                server.resource_updated("test://r");
+                done_text("changed")
             }
             "reconnect" => {
                 // The 2025-11-25 polling pattern: the connection goes, the
@@ -1146,22 +1180,39 @@ fn with_tasks(id: u64, method: &str, params: Value) -> Value {
 
 /// Sends a tasks method for `task` with the routing headers it needs.
 fn task_method(address: SocketAddr, id: u64, method: &str, task: &str, extra: Value) -> Reply {
+    task_method_as(address, None, id, method, task, extra)
+}
+
+/// The same, with `Authorization: <authorization>` when given.
+fn task_method_as(
+    address: SocketAddr,
+    authorization: Option<&str>,
+    id: u64,
+    method: &str,
+    task: &str,
+    extra: Value,
+) -> Reply {
     let mut params = json!({"taskId": task});
     for (k, v) in extra.as_object().unwrap() {
         params[k] = v.clone();
     }
-    post(
-        address,
-        &modern_headers(method, Some(task)),
-        &with_tasks(id, method, params),
-    )
+    let mut headers = modern_headers(method, Some(task));
+    headers.extend(authorization.map(|a| ("Authorization", a)));
+    post(address, &headers, &with_tasks(id, method, params))
 }
 
 /// Creates a task with a 2026-07-28 call over HTTP; its id.
 fn create_task(address: SocketAddr, id: u64, tool: &str) -> String {
+    create_task_as(address, None, id, tool)
+}
+
+/// The same, with `Authorization: <authorization>` when given.
+fn create_task_as(address: SocketAddr, authorization: Option<&str>, id: u64, tool: &str) -> String {
+    let mut headers = modern_headers("tools/call", Some(tool));
+    headers.extend(authorization.map(|a| ("Authorization", a)));
     let reply = post(
         address,
-        &modern_headers("tools/call", Some(tool)),
+        &headers,
         &with_tasks(id, "tools/call", json!({"name": tool, "arguments": {}})),
     );
     assert_eq!(reply.status, 200);
@@ -1500,4 +1551,361 @@ fn events_of_a_2025_06_18_session_have_ids_but_no_priming() {
         events.last().unwrap()["result"]["content"][0]["text"],
         "closed: false"
     );
+}
+
+#[test]
+fn sessions_and_listen_streams_hear_of_changes_and_resource_updates() {
+    let h = start_with(options(), changing_registry(false, 0));
+    let session = initialize(h.address, json!({}));
+    let subscribed = post(
+        h.address,
+        &[("Mcp-Session-Id", &session)],
+        &json!({"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"test://r"}}),
+    )
+    .json();
+    assert_eq!(subscribed["result"], json!({}));
+    let mut get = send(
+        h.address,
+        "GET",
+        "/mcp",
+        &[
+            ("Mcp-Session-Id", &session),
+            ("Accept", "text/event-stream"),
+        ],
+        "",
+    );
+    assert_eq!(get.status, 200);
+    let mut listen = post(
+        h.address,
+        &modern_headers("subscriptions/listen", None),
+        &modern(
+            9,
+            "subscriptions/listen",
+            json!({"notifications": {"toolsListChanged": true, "resourceSubscriptions": ["test://r"]}}),
+        ),
+    );
+    let ack = listen.event().unwrap();
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true, "resourceSubscriptions": ["test://r"]})
+    );
+    // Prompts only: hears nothing of tools nor of the resource.
+    let mut prompts_only = post(
+        h.address,
+        &modern_headers("subscriptions/listen", None),
+        &modern(
+            11,
+            "subscriptions/listen",
+            json!({"notifications": {"promptsListChanged": true}}),
+        ),
+    );
+    assert_eq!(
+        prompts_only.event().unwrap()["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    let mut changed = post(
+        h.address,
+        &modern_headers("tools/call", Some("change")),
+        &modern(10, "tools/call", json!({"name": "change", "arguments": {}})),
+    );
+    let events = if changed.is_sse() {
+        changed.events_until_response()
+    } else {
+        vec![changed.json()]
+    };
+    assert_eq!(
+        events.last().unwrap()["result"]["content"][0]["text"],
+        "changed"
+    );
+    let mut session_heard = vec![get.event().unwrap(), get.event().unwrap()];
+    let mut listen_heard = vec![listen.event().unwrap(), listen.event().unwrap()];
+    for heard in [&mut session_heard, &mut listen_heard] {
+        heard.sort_by_key(|m| m["method"].as_str().unwrap_or("").to_string());
+    }
+    assert_eq!(
+        session_heard[0]["method"],
+        "notifications/resources/updated"
+    );
+    assert_eq!(session_heard[0]["params"]["uri"], "test://r");
+    assert_eq!(
+        session_heard[1]["method"],
+        "notifications/tools/list_changed"
+    );
+    for m in &session_heard {
+        check_message(Revision::V2025_11_25, m, None);
+    }
+    assert_eq!(listen_heard[0]["method"], "notifications/resources/updated");
+    assert_eq!(
+        listen_heard[1]["method"],
+        "notifications/tools/list_changed"
+    );
+    for m in &listen_heard {
+        assert_eq!(
+            m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            9
+        );
+        check_message(Revision::V2026_07_28, m, None);
+    }
+    // The new set is what a request sees now.
+    let list = post(
+        h.address,
+        &[("Mcp-Session-Id", &session)],
+        &json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
+    )
+    .json();
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"added"), "{names:?}");
+    // The prompts-only stream got nothing but keep-alives meanwhile.
+    prompts_only
+        .reader
+        .get_ref()
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut line = String::new();
+    let mut seen = String::new();
+    let until = std::time::Instant::now() + Duration::from_millis(300);
+    while std::time::Instant::now() < until
+        && prompts_only
+            .reader
+            .read_line(&mut line)
+            .is_ok_and(|n| n > 0)
+    {
+        seen.push_str(&line);
+        line.clear();
+    }
+    assert!(seen.contains(": ping"), "the stream is alive: {seen}");
+    assert!(!seen.contains("data:"), "{seen}");
+}
+
+/// What a tasks method gets for a task id the server never issued, as it
+/// would read for `task`: another owner's task must get exactly this.
+fn unknown_answer(
+    address: SocketAddr,
+    authorization: &str,
+    id: u64,
+    method: &str,
+    task: &str,
+    extra: Value,
+) -> (u16, Value) {
+    // Same length and shape as a real id, so that only the id differs.
+    let last = if task.ends_with('0') { "1" } else { "0" };
+    let made_up = format!("{}{last}", &task[..task.len() - 1]);
+    let reply = task_method_as(address, Some(authorization), id, method, &made_up, extra);
+    let status = reply.status;
+    let text = reply.body().replace(&made_up, task);
+    (status, serde_json::from_str(&text).unwrap())
+}
+
+/// Everything an event stream sends within `wait` (then it is left open).
+fn stream_text_within(reply: &mut Reply, wait: Duration) -> String {
+    reply.reader.get_ref().set_read_timeout(Some(wait)).unwrap();
+    let mut text = String::new();
+    let until = std::time::Instant::now() + wait;
+    while std::time::Instant::now() < until {
+        let mut line = String::new();
+        match reply.reader.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => text.push_str(&line),
+        }
+    }
+    text
+}
+
+#[test]
+fn a_stateless_task_is_reached_only_with_the_token_that_created_it() {
+    let h = start(Options {
+        bearer_tokens: vec!["alice".into(), "bob".into()],
+        ..options()
+    });
+    let (alice, bob) = ("Bearer alice", "Bearer bob");
+    let task = create_task_as(h.address, Some(alice), 1, "task_ask");
+    let as_alice =
+        |id, method: &str, extra| task_method_as(h.address, Some(alice), id, method, &task, extra);
+    let status_for_alice =
+        |id| as_alice(id, "tasks/get", json!({})).json()["result"]["status"].clone();
+    for _ in 0..200 {
+        if status_for_alice(2) == "input_required" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(status_for_alice(3), "input_required");
+    let name = |n: &str| json!({"action": "accept", "content": {"name": n}});
+    let answers = json!({"inputResponses": {"first": name("Eve"), "last": name("Evil")}});
+    // To bob, every method finds no such task, word for word.
+    for (id, method, extra) in [
+        (10, "tasks/get", json!({})),
+        (11, "tasks/update", answers.clone()),
+        (12, "tasks/cancel", json!({})),
+    ] {
+        let reply = task_method_as(h.address, Some(bob), id, method, &task, extra.clone());
+        let status = reply.status;
+        let answer = reply.json();
+        assert_eq!(
+            (status, answer.clone()),
+            unknown_answer(h.address, bob, id, method, &task, extra),
+            "{method} by another token must look like an unknown id"
+        );
+        assert_eq!(status, 400, "{answer}");
+    }
+    // Nor did bob's update or cancel touch it.
+    assert_eq!(status_for_alice(13), "input_required");
+    // Bob's listen stream follows none of it; alice's does.
+    let listen_as = |authorization, id| {
+        let mut headers = modern_headers("subscriptions/listen", None);
+        headers.push(("Authorization", authorization));
+        let mut reply = post(
+            h.address,
+            &headers,
+            &with_tasks(
+                id,
+                "subscriptions/listen",
+                json!({"notifications": {"taskIds": [task]}}),
+            ),
+        );
+        assert!(reply.is_sse());
+        let ack = reply.event().unwrap();
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+        (reply, ack["params"]["notifications"]["taskIds"].clone())
+    };
+    let (mut bobs, followed) = listen_as(bob, 20);
+    assert_eq!(
+        followed,
+        json!([]),
+        "another's task is left out as an unknown one"
+    );
+    let (mut alices, followed) = listen_as(alice, 21);
+    assert_eq!(followed, json!([task]));
+    assert_eq!(
+        alices.event().unwrap()["params"]["status"],
+        "input_required"
+    );
+    // Alice answers: the task completes, and only her stream hears of it.
+    let ack = as_alice(22, "tasks/update", answers);
+    assert_eq!(ack.status, 200);
+    // Working again, then completed (the stand-in for R answers at once).
+    let mut completed = false;
+    for _ in 0..5 {
+        let heard = alices.event().unwrap();
+        assert_eq!(heard["method"], "notifications/tasks");
+        if heard["params"]["status"] == "completed" {
+            completed = true;
+            break;
+        }
+        assert_eq!(heard["params"]["status"], "working", "{heard}");
+    }
+    assert!(completed, "alice's stream heard the task complete");
+    let done = as_alice(23, "tasks/get", json!({})).json();
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    let bob_heard = stream_text_within(&mut bobs, Duration::from_millis(300));
+    assert!(
+        !bob_heard.contains(&task),
+        "bob's stream heard: {bob_heard}"
+    );
+    // Bob's own tasks are his, and alice's requests do not find them.
+    let his = create_task_as(h.address, Some(bob), 30, "task_slow");
+    let get = task_method_as(h.address, Some(bob), 31, "tasks/get", &his, json!({}));
+    assert_eq!(get.status, 200);
+    let by_alice = task_method_as(h.address, Some(alice), 32, "tasks/cancel", &his, json!({}));
+    assert_eq!(by_alice.status, 400);
+    let still = task_method_as(h.address, Some(bob), 33, "tasks/get", &his, json!({})).json();
+    assert_eq!(still["result"]["status"], "working", "{still}");
+    let _ = task_method_as(h.address, Some(bob), 34, "tasks/cancel", &his, json!({}));
+}
+
+#[test]
+fn handshake_era_tasks_stay_in_their_session() {
+    let h = start(Options {
+        bearer_tokens: vec!["alice".into(), "bob".into()],
+        ..options()
+    });
+    let open = |token: &str| {
+        let auth = format!("Bearer {token}");
+        let reply = post(
+            h.address,
+            &[("Authorization", auth.as_str())],
+            &initialize_request("2025-11-25", json!({})),
+        );
+        assert_eq!(reply.status, 200);
+        let session = reply.header("mcp-session-id").unwrap().to_string();
+        let done = post(
+            h.address,
+            &[
+                ("Authorization", auth.as_str()),
+                ("Mcp-Session-Id", &session),
+            ],
+            &initialized_notification(),
+        );
+        assert_eq!(done.status, 202);
+        (auth, session)
+    };
+    let in_session = |(auth, session): &(String, String), body: Value| {
+        post(
+            h.address,
+            &[
+                ("Authorization", auth.as_str()),
+                ("Mcp-Session-Id", session),
+            ],
+            &body,
+        )
+        .json()
+    };
+    let alices = open("alice");
+    let mut request = call(1, "task_only", json!({}));
+    request["params"]["task"] = json!({});
+    let created = in_session(&alices, request);
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let list = json!({"jsonrpc":"2.0","id":2,"method":"tasks/list"});
+    let listed = in_session(&alices, list.clone());
+    assert_eq!(listed["result"]["tasks"][0]["taskId"], task.as_str());
+    // Bob (a session of his own; alice's is not found with his token) sees
+    // none of it, through any method.
+    let bobs = open("bob");
+    assert!(in_session(&bobs, list)["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+        let answer = in_session(
+            &bobs,
+            json!({"jsonrpc":"2.0","id":3,"method":method,"params":{"taskId":task}}),
+        );
+        assert_eq!(answer["error"]["code"], -32602, "{method}: {answer}");
+    }
+    // Alice's own session still finds it.
+    let get = in_session(
+        &alices,
+        json!({"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":task}}),
+    );
+    assert_eq!(get["result"]["taskId"], task.as_str(), "{get}");
+}
+
+#[test]
+fn without_tokens_configured_any_request_reaches_a_task() {
+    let h = start(options());
+    let task = create_task(h.address, 1, "task_slow");
+    // An Authorization header means nothing to a server that checks none.
+    for (id, authorization) in [(2, None), (3, Some("Bearer anyone")), (4, Some("Basic x"))] {
+        let reply = task_method_as(h.address, authorization, id, "tasks/get", &task, json!({}));
+        assert_eq!(reply.status, 200, "{authorization:?}");
+        assert_eq!(reply.json()["result"]["status"], "working");
+    }
+    let cancel = task_method_as(
+        h.address,
+        Some("Bearer other"),
+        5,
+        "tasks/cancel",
+        &task,
+        json!({}),
+    );
+    assert_eq!(cancel.status, 200);
+    poll_task(h.address, &task, "cancelled");
 }
