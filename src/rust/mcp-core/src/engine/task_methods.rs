@@ -572,11 +572,14 @@ impl Engine {
         self.expire_tasks(Instant::now(), out);
         let store = self.tasks();
         let mut followed: Vec<(String, Value)> = Vec::new();
+        // A set, not a scan of `followed`: a client may list an id many
+        // thousand times, which must not cost ids × tasks comparisons.
+        let mut seen = std::collections::HashSet::new();
         for id in ids.iter().filter_map(Value::as_str) {
             let Some(task) = store.get(id).filter(|t| t.dialect == Dialect::Extension) else {
                 continue;
             };
-            if !followed.iter().any(|(known, _)| known == id) {
+            if seen.insert(id) {
                 followed.push((id.to_string(), Value::Object(task.extension_wire(true))));
             }
         }
