@@ -34,8 +34,9 @@
 #' @param ... Not used.
 #' @return `mcp_server(background = TRUE)` returns the handle, an
 #'   environment with `url` (the endpoint), `stop()` (stops serving and
-#'   frees the port; safe to call twice) and `running()` (whether it still
-#'   serves). `print()` shows where it serves.
+#'   frees the port; safe to call twice), `running()` (whether it still
+#'   serves), and `add(x)` and `remove(x)`, which change what it serves as
+#'   [mcp_add()] and [mcp_remove()] do. `print()` shows where it serves.
 #' @examples
 #' if (FALSE) {
 #'   # In an interactive session:
@@ -60,16 +61,18 @@ background_check <- function(transport, tools) {
   if (background_active_()) abort("A server already serves in the background in this session: stop it first with its `stop()`.")
 }
 
-# `tools` are all runnable entries (tools, then the handlers of resources
-# and prompts); `n_tools` counts the tools among them; `pool` runs the
-# calls of concurrent tools (see R/workers.R), or is NULL.
-background_start <- function(raw, server, tools, url, n_tools = length(tools), pool = NULL) {
+# `served` holds what the server runs (see `served_start()`); `n_tools`
+# counts the tools at start; `pool` runs the calls of concurrent tools (see
+# R/workers.R), or is NULL.
+background_start <- function(raw, server, served, url, n_tools, pool = NULL) {
   handle <- new.env(parent = emptyenv())
   handle$url <- url
   handle$tools <- n_tools
-  state <- list(raw = raw, server = server, tools = tools, handle = handle, pool = pool)
+  state <- list(raw = raw, server = server, served = served, handle = handle, pool = pool)
   handle$stop <- function() background_stop(state)
   handle$running <- function() identical(the$background$handle, handle)
+  handle$add <- function(x) mcp_add(x, server = handle)
+  handle$remove <- function(x) mcp_remove(x, server = handle)
   class(handle) <- "mcp_background"
   the$background <- state
   attached <- background_attach_(raw, as.call(list(background_service)))
@@ -113,11 +116,11 @@ background_service <- function() {
       break
     }
     if (is_worker_job(state$pool, job)) {
-      worker_submit(server, state$pool, job, state$tools[[job$tool]])
+      worker_submit(server, state$pool, job, state$served$runnable[[job$tool]])
       next
     }
     tryCatch(
-      run_job(server, job, state$tools[[job$tool]]),
+      run_job(server, job, state$served$runnable[[job$tool]]),
       interrupt = function(e) server$interrupted()
     )
   }
@@ -143,7 +146,9 @@ background_tick_ms <- 50
 #' @export
 print.mcp_background <- function(x, ...) {
   state <- if (x$running()) "running" else "stopped"
-  cat(sprintf("<mcp_background> %d tool(s) on %s (%s)\n", x$tools, x$url, state))
+  # As many as it serves now (mcp_add() and mcp_remove() change that).
+  tools <- if (x$running()) length(the$background$served$tools) else x$tools
+  cat(sprintf("<mcp_background> %d tool(s) on %s (%s)\n", tools, x$url, state))
   if (state == "running") cat("Stop with `$stop()`.\n")
   invisible(x)
 }

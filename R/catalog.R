@@ -11,14 +11,17 @@ collect_entries <- function(x, class, what) {
   unname(x)
 }
 
-# `tools` are the user's tools; returns list(tools = tools + handlers,
-# catalog = JSON text) or NULL when there is nothing but tools.
+# `tools` are the user's tools, `resources` and `prompts` lists of
+# definitions; `serves` says which kinds the server offers even while it
+# has none (`list(resources =, prompts =)`). Returns list(tools = tools +
+# handlers, catalog = JSON text), or NULL when there is nothing but tools.
 # `token_check` is the hidden tool that checks bearer tokens (HTTP), or
-# NULL; its registry index is returned as `token_handler`.
-build_catalog <- function(tools, resources, prompts, token_check = NULL) {
+# NULL; it comes last, and its registry index is returned as `token_handler`.
+build_catalog <- function(tools, resources, prompts, serves = NULL, token_check = NULL) {
   resources <- collect_entries(resources, c("mcpserver_resource", "mcpserver_resource_template"), "resources")
   prompts <- collect_entries(prompts, "mcpserver_prompt", "prompts")
-  if (length(resources) == 0 && length(prompts) == 0 && is.null(token_check)) return(NULL)
+  declared <- Filter(isTRUE, serves)
+  if (length(resources) == 0 && length(prompts) == 0 && length(declared) == 0 && is.null(token_check)) return(NULL)
   handlers <- list()
   # 0-based registry index of the handler added.
   add <- function(fun, arguments, name, timeout) {
@@ -41,6 +44,7 @@ build_catalog <- function(tools, resources, prompts, token_check = NULL) {
     })
   }
   entries <- list(handlersFrom = length(tools), resources = list(), templates = list(), prompts = list())
+  if (length(declared) > 0) entries$serves <- declared
   for (r in resources) {
     if (inherits(r, "mcpserver_resource")) {
       handler <- add(resource_handler(r), list(.uri = type_string()), r$uri, r$timeout)

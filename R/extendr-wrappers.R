@@ -338,6 +338,28 @@ McpClientHttp$url <- function() .Call(wrap__McpClientHttp__url, self)
 #'}
 #'}
 #'
+#'\subsection{Method `change`}{
+#'Serves the entries `specs` from now on (tools, then the handlers of
+#'`catalog`, as at start), keyed by `keys` (1-based): an entry whose
+#'key the server knows keeps its compiled definition, others are
+#'checked and compiled as at start. `during_call`: clients hear of the
+#'change when the running call ends, else shortly. Returns
+#'`list(changed, live)`: which lists changed (`tools`, `resources`,
+#'`prompts`) and the keys still in use (served now, or held by a call
+#'not yet ended); or an error for R to raise, and nothing changes.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `live_keys`}{
+#'The keys (1-based) of the entries served now or held by a call not
+#'yet ended.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
 #'\subsection{Method `close_stream`}{
 #'Lets the HTTP connection carrying this call's messages go, for its
 #'client to reconnect for the rest (`mcp_close_stream()`).
@@ -500,6 +522,10 @@ McpServer$progress <- function(job, progress, total, message) .Call(wrap__McpSer
 McpServer$log <- function(job, level, message) .Call(wrap__McpServer__log, self, job, level, message)
 
 McpServer$resource_updated <- function(uri) .Call(wrap__McpServer__resource_updated, self, uri)
+
+McpServer$change <- function(specs, keys, catalog, during_call) .Call(wrap__McpServer__change, self, specs, keys, catalog, during_call)
+
+McpServer$live_keys <- function() .Call(wrap__McpServer__live_keys, self)
 
 McpServer$close_stream <- function(job) .Call(wrap__McpServer__close_stream, self, job)
 

@@ -19,6 +19,9 @@
 #' keeps answering `ping`, `tools/list`, `server/discover` and cancellations
 #' from its own threads.
 #'
+#' Tools, resources and prompts can be added and removed while the server
+#' runs, with [mcp_add()] and [mcp_remove()]; clients are told.
+#'
 #' While serving, the protocol uses private copies of stdin and stdout:
 #' anything R code, C code or child processes print goes to stderr, and
 #' nothing can read the client's messages from stdin. Both are restored when
@@ -105,8 +108,10 @@
 #'   loaded data). See [mcp_background()].
 #' @param resources Resources and resource templates to serve: one made
 #'   with [resource()] or [resource_template()], or a list of them. See
-#'   `vignette("resources-and-prompts")`.
-#' @param prompts Prompts to serve: one made with [prompt()], or a list.
+#'   `vignette("resources-and-prompts")`. `list()` serves none yet, but
+#'   tells clients that resources may come (see [mcp_add()]).
+#' @param prompts Prompts to serve: one made with [prompt()], or a list
+#'   (`list()`: none yet, as for `resources`).
 #' @return `NULL`, invisibly, once the client disconnects (or Ctrl-C). An
 #'   internal error in the server (a bug, reported on stderr) stops it with
 #'   an R error instead.
@@ -148,16 +153,16 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   if (transport == "http") settings <- http_settings(host, port, path, http)
   tools <- collect_tools(tools)
   token_check <- if (transport == "http") token_check_entry(http)
-  catalog <- build_catalog(tools, resources, prompts, token_check)
-  if (!is.null(catalog$token_handler)) settings$token_handler <- catalog$token_handler
   # Handlers of resources, prompts and completions follow the tools.
-  runnable <- if (is.null(catalog)) tools else catalog$tools
+  served <- served_start(tools, resources, prompts, token_check)
+  if (!is.null(served$token_handler)) settings$token_handler <- served$token_handler
+  runnable <- served$runnable
   specs <- lapply(runnable, tool_spec)
   options <- list(
     name = name, version = version, title = title, instructions = instructions,
     max_message_size = max_message_size, timeout = timeout,
     request_state_key = request_state_key, request_state_store = request_state_store,
-    catalog = catalog$catalog
+    catalog = served$catalog
   )
   if (!is_flag(background)) abort("`background` must be TRUE or FALSE.")
   if (background) background_check(transport, tools)
@@ -167,6 +172,8 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
     rust(server_start_(specs, options))
   }
   server <- bind_methods(raw)
+  # What it serves, for mcp_add() and mcp_remove() (see R/changes.R).
+  server$served <- served
   # Every runnable entry, so a handler's index is never out of range there.
   pool <- tryCatch(
     workers_start(runnable, workers, worker_queue, timeout, worker_grace),
@@ -178,7 +185,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   if (!is.null(pool)) server$run_on_workers(which(pool$concurrent))
   if (background) {
     url <- http_url(server$http_address(), path)
-    return(background_start(raw, server, runnable, url, length(tools), pool))
+    return(background_start(raw, server, served, url, length(tools), pool))
   }
   on.exit(server$stop(), add = TRUE)
   on.exit(workers_stop(pool), add = TRUE)
@@ -190,7 +197,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   } else if (interactive()) {
     message(sprintf("Serving %d tool(s) on stdin/stdout; press Ctrl-C to stop.", length(tools)))
   }
-  status <- serve(server, runnable, pool)
+  status <- serve(server, served, pool)
   if (identical(status, "interrupted")) message("mcp_server() stopped by an interrupt.")
   if (identical(status[1], "failed")) abort(paste0(status[2], "; the server has stopped."))
   invisible(NULL)
@@ -259,15 +266,16 @@ bind_methods <- function(server) {
 }
 
 # The R side of the server loop: wait for a call, run it, hand back the
-# outcome. The server interrupts only the call it means (a cancel, a time
+# outcome. `served` holds the functions to run (see `served_start()`),
+# which mcp_add() and mcp_remove() change as it serves. The server interrupts only the call it means (a cancel, a time
 # limit), and none of its interrupts outlives that call. An interrupt caught
 # out here, between calls or before a call's own handler is set up, goes to
 # the server too: it ends the call it was meant for and serving goes on; any
 # other interrupt (Ctrl-C) stops serving.
-serve <- function(server, tools, pool = NULL) {
+serve <- function(server, served, pool = NULL) {
   repeat {
     status <- tryCatch(
-      serve_calls(server, tools, pool),
+      serve_calls(server, served, pool),
       interrupt = function(e) if (identical(server$interrupted(), "user")) "interrupted" else "continue"
     )
     if (!identical(status, "continue")) return(status)
@@ -275,17 +283,17 @@ serve <- function(server, tools, pool = NULL) {
 }
 
 # The loop proper; the handler above is set up once, not per call.
-serve_calls <- function(server, tools, pool) {
+serve_calls <- function(server, served, pool) {
   repeat {
     job <- server$poll(poll_wait_ms(pool))
     workers_service(server, pool)
     if (is.null(job)) next
     if (is.character(job)) return(job)
     if (is_worker_job(pool, job)) {
-      worker_submit(server, pool, job, tools[[job$tool]])
+      worker_submit(server, pool, job, served$runnable[[job$tool]])
       next
     }
-    if (identical(run_job(server, job, tools[[job$tool]]), "user")) return("interrupted")
+    if (identical(run_job(server, job, served$runnable[[job$tool]]), "user")) return("interrupted")
   }
 }
 

@@ -103,7 +103,11 @@ workers_stop <- function(pool) {
   invisible()
 }
 
-is_worker_job <- function(pool, job) !is.null(pool) && isTRUE(pool$concurrent[[job$tool]])
+# `job$tool` is the entry's key: tools added while serving have keys past
+# the pool's (and are never concurrent).
+is_worker_job <- function(pool, job) {
+  !is.null(pool) && job$tool <= length(pool$concurrent) && isTRUE(pool$concurrent[[job$tool]])
+}
 
 # Milliseconds the server may wait for the next call: short while futures
 # run or calls wait for answers, so their news is picked up promptly; none

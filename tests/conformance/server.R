@@ -554,12 +554,58 @@ conformance_prompts <- list(
   )
 )
 
+# --- List changes (issue [12]: mcp_add(), mcp_remove()) --------------------
+# server-stateless's sep-2575-server-sends-{tools,prompts}-list-changed-on-
+# subscription call these on one request while a subscriptions/listen stream
+# waits on another: each call adds its entry if it is not served and
+# removes it if it is, so every call changes the list.
+dynamic_tool <- tool(
+  function() "A tool that comes and goes.",
+  "Added and removed by test_trigger_tool_change.",
+  name = "test_dynamic_tool"
+)
+dynamic_prompt <- prompt(
+  function() "A prompt that comes and goes.",
+  name = "test_dynamic_prompt",
+  description = "Added and removed by test_trigger_prompt_change."
+)
+served_now <- new.env()
+served_now$tool <- FALSE
+served_now$prompt <- FALSE
+
+toggle <- function(kind, definition, name) {
+  if (served_now[[kind]]) mcp_remove(definition) else mcp_add(definition)
+  served_now[[kind]] <- !served_now[[kind]]
+  sprintf("%s %s.", name, if (served_now[[kind]]) "added" else "removed")
+}
+
+trigger_tool_change <- tool(
+  function() toggle("tool", dynamic_tool, "test_dynamic_tool"),
+  "Adds test_dynamic_tool, or removes it if served, so the tool list changes.",
+  name = "test_trigger_tool_change"
+)
+trigger_prompt_change <- tool(
+  function() toggle("prompt", dynamic_prompt, "test_dynamic_prompt"),
+  "Adds test_dynamic_prompt, or removes it if served, so the prompt list changes.",
+  name = "test_trigger_prompt_change"
+)
+
+# The triggers join the tools; prompts are declared (if no other fixture
+# serves any) so that clients know to listen for them.
+with_list_change_fixtures <- function(options) {
+  options[[1]] <- c(options[[1]], list(trigger_tool_change, trigger_prompt_change))
+  if (is.null(options$prompts)) options$prompts <- list()
+  options
+}
+# --- end of list changes ------------------------------------------------------
+
 serve_conformance <- function(transport = Sys.getenv("MCP_CONFORMANCE_TRANSPORT", "http"),
                               port = as.integer(Sys.getenv("MCP_CONFORMANCE_PORT", "0"))) {
   options <- list(conformance_tools,
     name = "mcpserver-conformance", version = "1.0.0",
     resources = conformance_resources, prompts = conformance_prompts
   )
+  options <- with_list_change_fixtures(options)
   if (identical(transport, "stdio")) return(do.call(mcp_server, options))
   do.call(mcp_server, c(options, list(transport = "http", host = "127.0.0.1", port = port)))
 }

@@ -137,6 +137,28 @@ test_that("background = TRUE is checked", {
   expect_error(mcp_server(tools, transport = "http", background = NA), "`background` must be TRUE or FALSE")
 })
 
+test_that("the console adds and removes tools of the background server", {
+  session <- start_interactive_r()
+  url <- start_background_server(session, paste(
+    "hello <- function() 'hi';",
+    "tools <- list(tool(hello, 'Says hi'))"
+  ))
+  client <- mcp_client(url)
+  withr::defer(mcp_close(client))
+  names_now <- function() unname(vapply(mcp_tools(client), function(t) t$name, character(1)))
+  expect_equal(names_now(), "hello")
+  # Upper-cased, the markers waited for are not in the echo of the command.
+  r_command(session, "srv$add(tool(function() nrow(mtcars), 'Counts cars', name = 'cars')); cat(toupper('added'), '\\n')")
+  r_wait(session, "ADDED")
+  expect_equal(names_now(), c("hello", "cars"))
+  expect_equal(mcp_call(client, "cars")$text, "32")
+  # mcp_remove() at the console finds the background server by itself.
+  r_command(session, "mcp_remove('hello'); cat(toupper('removed'), '\\n')")
+  r_wait(session, "REMOVED")
+  expect_equal(names_now(), "cars")
+  r_command(session, "srv$stop()")
+})
+
 test_that("concurrent tools run on workers while the session serves in the background", {
   skip_if_not_installed("future", minimum_version = "1.31.0")
   skip_if_not_installed("parallelly")

@@ -364,3 +364,89 @@ test_that("a port in use and a public address without an allow-list fail at star
   expect_error(mcp_server(list(add), transport = "http", port = as.integer(port)), "could not serve HTTP")
   expect_error(mcp_server(list(add), transport = "http", host = "0.0.0.0", port = 0), "not a loopback address")
 })
+
+test_that("HTTP sessions and listen streams hear of list changes and resource updates", {
+  skip_if_no_curl()
+  server <- start_http_server(c(
+    "notes <- 'first'",
+    "note <- tool(function(text) { notes <<- c(notes, text); mcp_resource_updated('notes://all')",
+    "  mcp_add(tool(function() length(notes), 'Counts notes', name = 'count')); 'noted' },",
+    "  'Takes a note', name = 'note', arguments = list(text = type_string()))",
+    "all_notes <- resource('notes://all', function() notes, description = 'All notes')",
+    "mcp_server(note, resources = all_notes, transport = 'http', port = 0)"
+  ))
+  init <- http_initialize(server$url)
+  session <- c("Mcp-Session-Id" = init$session, "MCP-Protocol-Version" = "2025-11-25")
+  subscribed <- curl_request(server$url, list(jsonrpc = "2.0", id = 1, method = "resources/subscribe",
+    params = list(uri = "notes://all")), headers = session)
+  expect_equal(http_messages(subscribed)[[1]]$result, setNames(list(), character()))
+  # Two long-lived streams, read by curl in the background until they time out.
+  stream <- function(args) {
+    processx::process$new("curl", c("-s", "-N", "--max-time", "6", args, server$url), stdout = "|", stderr = "|")
+  }
+  get_stream <- stream(c("-H", "Accept: text/event-stream", "-H", paste0("Mcp-Session-Id: ", init$session)))
+  listen <- list(jsonrpc = "2.0", id = 7, method = "subscriptions/listen", params = list(
+    notifications = list(toolsListChanged = TRUE, resourceSubscriptions = list("notes://all")),
+    `_meta` = modern_meta()
+  ))
+  listen_headers <- modern_headers("subscriptions/listen")
+  listen_stream <- stream(c(
+    "-H", "Content-Type: application/json", "-H", "Accept: application/json, text/event-stream",
+    unlist(lapply(names(listen_headers), function(n) c("-H", paste0(n, ": ", listen_headers[[n]])))),
+    "--data-binary", jsonlite::toJSON(listen, auto_unbox = TRUE)
+  ))
+  # The listen stream is open once acknowledged (the GET stream opened first).
+  seen <- ""
+  deadline <- Sys.time() + 10
+  while (!grepl("acknowledged", seen) && Sys.time() < deadline) {
+    listen_stream$poll_io(200)
+    seen <- paste0(seen, listen_stream$read_output())
+  }
+  expect_match(seen, "acknowledged")
+  called <- curl_request(server$url, list(jsonrpc = "2.0", id = 2, method = "tools/call",
+    params = list(name = "note", arguments = list(text = "second"))), headers = session)
+  answer <- http_messages(called)
+  expect_equal(answer[[length(answer)]]$result$content[[1]]$text, "noted")
+  get_stream$wait(10000)
+  listen_stream$wait(10000)
+  data_of <- function(proc, before = "") {
+    lines <- strsplit(paste0(before, proc$read_all_output()), "\n", fixed = TRUE)[[1]]
+    lapply(sub("^data: ", "", lines[startsWith(lines, "data: ")]), jsonlite::fromJSON, simplifyVector = FALSE)
+  }
+  heard <- data_of(get_stream)
+  expect_setequal(vapply(heard, function(m) m$method, ""), c("notifications/resources/updated", "notifications/tools/list_changed"))
+  for (m in heard) expect_wire_valid(jsonlite::toJSON(m, auto_unbox = TRUE), "2025-11-25")
+  on_listen <- data_of(listen_stream, seen)
+  methods <- vapply(on_listen, function(m) m$method, "")
+  expect_equal(methods[1], "notifications/subscriptions/acknowledged")
+  expect_setequal(methods[-1], c("notifications/resources/updated", "notifications/tools/list_changed"))
+  for (m in on_listen) {
+    expect_equal(m$params$`_meta`$`io.modelcontextprotocol/subscriptionId`, 7)
+    expect_wire_valid(jsonlite::toJSON(m, auto_unbox = TRUE), "2026-07-28")
+  }
+  listed <- curl_request(server$url, list(jsonrpc = "2.0", id = 3, method = "tools/list"), headers = session)
+  names <- vapply(http_messages(listed)[[1]]$result$tools, function(t) t$name, "")
+  expect_equal(names, c("note", "count"))
+})
+
+test_that("a bearer-token function still checks tokens after the tools change", {
+  skip_if_no_curl()
+  server <- start_http_server(c(
+    "grow <- tool(function() { mcp_add(tool(function() 'new', 'A new tool', name = 'fresh')); 'grown' }, 'Adds a tool', name = 'grow')",
+    "mcp_server(grow, prompts = list(), transport = 'http', port = 0,",
+    "  http = http_options(bearer_tokens = function(token) token == 'good', bearer_cache = 0))"
+  ))
+  list_with <- function(token, id) {
+    curl_request(server$url, list(jsonrpc = "2.0", id = id, method = "tools/list", params = list(`_meta` = modern_meta())),
+      headers = c(modern_headers("tools/list"), Authorization = paste("Bearer", token)))
+  }
+  call <- curl_request(server$url, list(jsonrpc = "2.0", id = 1, method = "tools/call",
+    params = list(name = "grow", arguments = setNames(list(), character()), `_meta` = modern_meta())),
+    headers = c(modern_headers("tools/call", "grow"), Authorization = "Bearer good"))
+  answer <- http_messages(call)
+  expect_equal(answer[[length(answer)]]$result$content[[1]]$text, "grown")
+  listed <- list_with("good", 2)
+  expect_equal(listed$status, 200L)
+  expect_equal(vapply(http_messages(listed)[[1]]$result$tools, function(t) t$name, ""), c("grow", "fresh"))
+  expect_equal(list_with("bad", 3)$status, 401L)
+})

@@ -98,8 +98,8 @@ test_that("completion runs the R function of a prompt argument or template varia
 test_that("capabilities are declared, and only what is served", {
   client <- start_server(fixture("resources.R"))
   caps <- initialize(client, "2025-11-25")$result$capabilities
-  expect_equal(caps$resources, list(subscribe = TRUE, listChanged = FALSE))
-  expect_equal(caps$prompts, list(listChanged = FALSE))
+  expect_equal(caps$resources, list(subscribe = TRUE, listChanged = TRUE))
+  expect_equal(caps$prompts, list(listChanged = TRUE))
   expect_equal(caps$completions, setNames(list(), character()))
   expect_equal(finish(client), 0)
   plain <- start_server(fixture("everything.R"))

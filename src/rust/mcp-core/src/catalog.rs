@@ -67,6 +67,10 @@ pub struct Catalog {
     pub prompts: Vec<PromptDef>,
     /// Registry indices from here on are handlers, not tools.
     pub handlers_from: usize,
+    /// The server was told to serve resources (or prompts) even while it
+    /// has none: it declares the capability, for entries added later.
+    pub declares_resources: bool,
+    pub declares_prompts: bool,
     /// `resources/list`, `resources/templates/list` and `prompts/list`
     /// arrays per revision (index = position in `Revision::ALL`).
     lists: Vec<[String; 3]>,
@@ -96,6 +100,8 @@ impl Catalog {
         };
         let mut catalog = Catalog {
             handlers_from,
+            declares_resources: value["serves"]["resources"].as_bool() == Some(true),
+            declares_prompts: value["serves"]["prompts"].as_bool() == Some(true),
             ..Catalog::default()
         };
         for item in array(&value, "resources") {
@@ -113,6 +119,14 @@ impl Catalog {
             .map(|&rev| catalog.render_lists(rev))
             .collect();
         Ok(catalog)
+    }
+
+    /// A catalog with nothing in it, for a registry of `tools` tools.
+    pub fn empty(tools: usize) -> Catalog {
+        Catalog {
+            handlers_from: tools,
+            ..Catalog::default()
+        }
     }
 
     pub fn has_resources(&self) -> bool {

@@ -303,6 +303,11 @@ pub fn notification(method: &str, params_json: &str) -> String {
     )
 }
 
+/// A notification without params (`notifications/tools/list_changed`).
+pub fn notification_without_params(method: &str) -> String {
+    format!("{{\"jsonrpc\":\"2.0\",\"method\":{}}}", Value::from(method))
+}
+
 /// A request the server sends to the client (handshake era only).
 pub fn request(id: &RequestId, method: &str, params_json: &str) -> String {
     format!(

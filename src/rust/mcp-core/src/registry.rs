@@ -1,57 +1,111 @@
-//! The tools a server offers: checked, compiled and pre-rendered once at
-//! start-up, so `tools/list` is a copy and `tools/call` a lookup.
+//! The tools a server offers: checked, compiled and pre-rendered once,
+//! so `tools/list` is a copy and `tools/call` a lookup.
+//!
+//! A registry never changes: a server that adds or removes tools,
+//! resources or prompts while it serves builds a new one (reusing what is
+//! compiled already) and puts it in its [`Live`] slot in one step, so a
+//! request sees the old set or the new one, never half of each. A call
+//! keeps the registry it started with until it ends.
 
 use crate::catalog::Catalog;
 use crate::revision::Revision;
 use crate::tool::{self, ToolDef};
 use crate::validation::Checker;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 
-/// A tool with its compiled schemas.
+/// A tool (or a catalog entry's handler) with its compiled schemas.
 pub struct Tool {
     pub def: ToolDef,
+    /// How the embedder (the R side) names this entry's function: stable
+    /// while the entry is served, whatever its position.
+    pub key: usize,
     pub input_validator: Checker,
     pub output_validator: Option<Checker>,
 }
 
+/// Which lists: tools, resources (with templates), prompts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Kinds {
+    pub tools: bool,
+    pub resources: bool,
+    pub prompts: bool,
+}
+
+impl Kinds {
+    pub const ALL: Kinds = Kinds {
+        tools: true,
+        resources: true,
+        prompts: true,
+    };
+
+    pub fn is_empty(&self) -> bool {
+        !(self.tools || self.resources || self.prompts)
+    }
+
+    pub fn or(self, other: Kinds) -> Kinds {
+        Kinds {
+            tools: self.tools || other.tools,
+            resources: self.resources || other.resources,
+            prompts: self.prompts || other.prompts,
+        }
+    }
+
+    pub fn and(self, other: Kinds) -> Kinds {
+        Kinds {
+            tools: self.tools && other.tools,
+            resources: self.resources && other.resources,
+            prompts: self.prompts && other.prompts,
+        }
+    }
+}
+
+/// One entry of a registry being built: a definition to compile, or one
+/// the previous registry has compiled already (found by its key).
+// Built once per entry and change, and consumed at once: not worth a box.
+#[allow(clippy::large_enum_variant)]
+pub enum Entry {
+    New { key: usize, def: ToolDef },
+    Kept { key: usize },
+}
+
 pub struct Registry {
-    tools: Vec<Tool>,
+    tools: Vec<Arc<Tool>>,
     by_name: HashMap<String, usize>,
+    by_key: HashMap<usize, usize>,
     /// The JSON array of tool definitions, one per revision (index = position
     /// in `Revision::ALL`).
     lists: Vec<String>,
     /// Resources, templates and prompts; their handlers follow the tools
     /// (from `catalog.handlers_from` on), never listed nor callable by name.
     catalog: Catalog,
+    /// The capabilities beyond tools declared so far. Never withdrawn once
+    /// declared: a client was told the server serves them.
+    offers: Offers,
+    /// Lists that have changed since the server started.
+    changed: Kinds,
+}
+
+/// Capabilities beyond tools.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Offers {
+    pub resources: bool,
+    pub prompts: bool,
+    pub completions: bool,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Registry({} entries)", self.tools.len())
+    }
 }
 
 impl Registry {
     /// Checks names and schemas and compiles every tool. Errors read as R
     /// errors for the user who wrote the definitions.
     pub fn new(defs: Vec<ToolDef>) -> Result<Registry, String> {
-        check_unique(&defs)?;
-        let mut tools = Vec::with_capacity(defs.len());
-        for def in defs {
-            tools.push(compile_tool(def)?);
-        }
-        let by_name = tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.def.name.clone(), i))
-            .collect();
-        let lists = Revision::ALL
-            .iter()
-            .map(|&rev| {
-                Value::Array(tools.iter().map(|t| t.def.to_wire(rev)).collect()).to_string()
-            })
-            .collect();
-        Ok(Registry {
-            tools,
-            by_name,
-            lists,
-            catalog: Catalog::default(),
-        })
+        Registry::build(numbered(defs), None, None)
     }
 
     /// A registry whose entries from `catalog.handlers_from` on are the
@@ -59,21 +113,110 @@ impl Registry {
     /// run like tools but are neither listed nor found by name, and their
     /// names need not be unique among the tools.
     pub fn with_catalog(defs: Vec<ToolDef>, catalog_json: &str) -> Result<Registry, String> {
-        let catalog = Catalog::from_json(catalog_json, defs.len())?;
-        let mut defs = defs;
-        let handler_defs = defs.split_off(catalog.handlers_from.min(defs.len()));
-        let mut registry = Registry::new(defs)?;
-        for def in handler_defs {
-            let input_validator = Checker::compile(&def.input_schema)
-                .map_err(|e| format!("handler \"{}\": invalid input schema: {e}", def.name))?;
-            registry.tools.push(Tool {
-                def,
-                input_validator,
-                output_validator: None,
-            });
+        Registry::build(numbered(defs), Some(catalog_json), None)
+    }
+
+    /// The registry of `entries` (tools, then the catalog's handlers when
+    /// there is a catalog), checked as at start-up. `previous` is the
+    /// registry it replaces: its compiled entries are reused by key, the
+    /// capabilities it declared stay declared, and the lists that differ
+    /// from its own are marked changed.
+    pub fn build(
+        entries: Vec<Entry>,
+        catalog_json: Option<&str>,
+        previous: Option<&Registry>,
+    ) -> Result<Registry, String> {
+        let catalog = match catalog_json {
+            Some(text) => Catalog::from_json(text, entries.len())?,
+            None => Catalog::empty(entries.len()),
+        };
+        let mut keys = HashSet::new();
+        let mut tools: Vec<Arc<Tool>> = Vec::with_capacity(entries.len());
+        for (position, entry) in entries.into_iter().enumerate() {
+            let handler = position >= catalog.handlers_from;
+            let tool = match entry {
+                Entry::Kept { key } => previous
+                    .and_then(|p| p.by_key(key))
+                    .ok_or_else(|| format!("internal: no compiled entry with key {key}"))?,
+                Entry::New { key, def } if handler => Arc::new(compile_handler(def, key)?),
+                Entry::New { key, def } => Arc::new(compile_tool(def, key)?),
+            };
+            if !keys.insert(tool.key) {
+                return Err(format!("internal: the key {} is given twice", tool.key));
+            }
+            tools.push(tool);
         }
-        registry.catalog = catalog;
+        let listed = &tools[..catalog.handlers_from.min(tools.len())];
+        check_unique(listed.iter().map(|t| &t.def))?;
+        let by_name = listed
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.def.name.clone(), i))
+            .collect();
+        let by_key = tools.iter().enumerate().map(|(i, t)| (t.key, i)).collect();
+        let lists = Revision::ALL
+            .iter()
+            .map(|&rev| {
+                Value::Array(listed.iter().map(|t| t.def.to_wire(rev)).collect()).to_string()
+            })
+            .collect();
+        let mut registry = Registry {
+            tools,
+            by_name,
+            by_key,
+            lists,
+            offers: Offers::default(),
+            changed: Kinds::default(),
+            catalog,
+        };
+        registry.offers = registry.catalog_offers();
+        if let Some(previous) = previous {
+            registry.offers = Offers {
+                resources: registry.offers.resources || previous.offers.resources,
+                prompts: registry.offers.prompts || previous.offers.prompts,
+                completions: registry.offers.completions || previous.offers.completions,
+            };
+            registry.changed = previous.changed.or(registry.changes_from(previous));
+        }
         Ok(registry)
+    }
+
+    /// What the catalog alone makes the server declare.
+    fn catalog_offers(&self) -> Offers {
+        let c = &self.catalog;
+        Offers {
+            resources: c.has_resources() || c.declares_resources,
+            prompts: c.has_prompts() || c.declares_prompts,
+            completions: c.has_completions() || c.declares_prompts || c.declares_resources,
+        }
+    }
+
+    /// The lists that read differently here than in `old` (in any
+    /// revision's rendering).
+    pub fn changes_from(&self, old: &Registry) -> Kinds {
+        use crate::catalog::ListKind;
+        let catalog_differs = |kinds: &[ListKind]| {
+            Revision::ALL.iter().any(|&rev| {
+                kinds.iter().any(|&kind| {
+                    self.catalog.list_json(kind, rev) != old.catalog.list_json(kind, rev)
+                })
+            })
+        };
+        Kinds {
+            tools: self.lists != old.lists,
+            resources: catalog_differs(&[ListKind::Resources, ListKind::Templates]),
+            prompts: catalog_differs(&[ListKind::Prompts]),
+        }
+    }
+
+    /// The lists that have changed since the server started.
+    pub fn changed(&self) -> Kinds {
+        self.changed
+    }
+
+    /// The capabilities beyond tools this server declares.
+    pub fn offers(&self) -> Offers {
+        self.offers
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -91,6 +234,21 @@ impl Registry {
 
     pub fn tool(&self, index: usize) -> &Tool {
         &self.tools[index]
+    }
+
+    /// The entry with this key, if served here.
+    pub fn by_key(&self, key: usize) -> Option<Arc<Tool>> {
+        self.by_key.get(&key).map(|&i| self.tools[i].clone())
+    }
+
+    /// The index of the entry with this key, if served here.
+    pub fn index_of_key(&self, key: usize) -> Option<usize> {
+        self.by_key.get(&key).copied()
+    }
+
+    /// The keys of every entry (tools and handlers).
+    pub fn keys(&self) -> impl Iterator<Item = usize> + '_ {
+        self.tools.iter().map(|t| t.key)
     }
 
     /// Whether any tool may run as a task.
@@ -111,7 +269,68 @@ impl Registry {
     }
 }
 
-fn check_unique(defs: &[ToolDef]) -> Result<(), String> {
+/// Entries keyed by their position, as a server that never changes has them.
+fn numbered(defs: Vec<ToolDef>) -> Vec<Entry> {
+    defs.into_iter()
+        .enumerate()
+        .map(|(key, def)| Entry::New { key, def })
+        .collect()
+}
+
+/// The registry a server serves now, replaced whole by each change; and
+/// the earlier ones calls still hold, so that their entries' keys stay
+/// reserved until the last of those calls ends.
+pub struct Live {
+    current: RwLock<Arc<Registry>>,
+    earlier: Mutex<Vec<Weak<Registry>>>,
+}
+
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Live {
+    pub fn new(registry: Arc<Registry>) -> Arc<Live> {
+        Arc::new(Live {
+            current: RwLock::new(registry),
+            earlier: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The registry served now.
+    pub fn current(&self) -> Arc<Registry> {
+        read(&self.current).clone()
+    }
+
+    /// Serves `registry` from now on; returns the one it replaces.
+    pub fn replace(&self, registry: Arc<Registry>) -> Arc<Registry> {
+        let old = std::mem::replace(
+            &mut *self.current.write().unwrap_or_else(|p| p.into_inner()),
+            registry,
+        );
+        let mut earlier = self.earlier.lock().unwrap_or_else(|p| p.into_inner());
+        // Bounded: only registries some call still holds stay.
+        earlier.retain(|r| r.strong_count() > 0);
+        earlier.push(Arc::downgrade(&old));
+        old
+    }
+
+    /// The keys of entries served now or held by a call still running or
+    /// queued: a key outside these names no entry any more, and may be
+    /// given to a new one.
+    pub fn live_keys(&self) -> Vec<usize> {
+        let mut keys: HashSet<usize> = self.current().keys().collect();
+        let earlier = self.earlier.lock().unwrap_or_else(|p| p.into_inner());
+        for registry in earlier.iter().filter_map(Weak::upgrade) {
+            keys.extend(registry.keys());
+        }
+        let mut keys: Vec<usize> = keys.into_iter().collect();
+        keys.sort_unstable();
+        keys
+    }
+}
+
+fn check_unique<'a>(defs: impl Iterator<Item = &'a ToolDef>) -> Result<(), String> {
     let mut seen: HashMap<&str, usize> = HashMap::new();
     let mut duplicated: Vec<&str> = Vec::new();
     for def in defs {
@@ -131,7 +350,18 @@ fn check_unique(defs: &[ToolDef]) -> Result<(), String> {
     }
 }
 
-fn compile_tool(def: ToolDef) -> Result<Tool, String> {
+fn compile_handler(def: ToolDef, key: usize) -> Result<Tool, String> {
+    let input_validator = Checker::compile(&def.input_schema)
+        .map_err(|e| format!("handler \"{}\": invalid input schema: {e}", def.name))?;
+    Ok(Tool {
+        def,
+        key,
+        input_validator,
+        output_validator: None,
+    })
+}
+
+fn compile_tool(def: ToolDef, key: usize) -> Result<Tool, String> {
     // The error quotes the name itself.
     tool::check_name(&def.name)?;
     if !tool::has_object_root(&def.input_schema) {
@@ -151,6 +381,7 @@ fn compile_tool(def: ToolDef) -> Result<Tool, String> {
     };
     Ok(Tool {
         def,
+        key,
         input_validator,
         output_validator,
     })

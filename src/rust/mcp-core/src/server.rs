@@ -23,7 +23,7 @@ use crate::framing::Frame;
 use crate::jsonrpc::{self, RequestId};
 use crate::logging::LogLevel;
 use crate::memory;
-use crate::registry::Registry;
+use crate::registry::{Kinds, Live, Registry};
 use crate::threads;
 use crate::trace::Trace;
 use crate::transport::{self, Events, Inbound, StdioGuard};
@@ -31,7 +31,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -41,6 +41,11 @@ const TIMEOUT_GRACE: Duration = Duration::from_millis(500);
 
 /// Why a forked child's copy of the server does nothing.
 const FORKED: &str = "a process forked from the server cannot talk to the client";
+
+/// How long changes made outside any call (from the console of a session
+/// serving in the background) gather before clients are told, so a burst
+/// of them makes one notification per list.
+const CHANGE_GATHERING: Duration = Duration::from_millis(50);
 
 /// How long `stop` waits for the writer to deliver what is queued.
 const WRITER_DRAIN: Duration = Duration::from_secs(5);
@@ -132,6 +137,14 @@ pub trait Mailbox: Send + Sync {
 struct Shared {
     /// The stdio client's engine (`None` when serving HTTP).
     stdio: Option<Arc<Slot>>,
+    /// What the server serves now (see [`Server::change`]).
+    live: Arc<Live>,
+    /// HTTP engines that hear of changes: sessions and 2026-07-28 listen
+    /// requests (see [`Front::follow`]). Dead ones are pruned as new ones
+    /// come, so this holds no more than the open sessions and streams.
+    followers: Mutex<Vec<Weak<Slot>>>,
+    /// Lists changed and not yet announced, and whether a timer will.
+    unannounced: Mutex<(Kinds, bool)>,
     /// The engine of each job handed to R, until it completes.
     job_slots: Mutex<HashMap<JobId, Arc<Slot>>>,
     /// Lines for the writer thread; taken (closing the channel) to stop it.
@@ -321,6 +334,9 @@ impl Shared {
 
     fn carry_out(self: &Arc<Self>, slot: &Arc<Slot>, cause: &Cause, output: Output) {
         match output {
+            Output::ToListener(request, line) => {
+                self.write(slot, line, &Cause::Inbound(Some(request)))
+            }
             Output::Write(line) => self.write(slot, line, cause),
             Output::CancelElsewhere(job) => {
                 // Stepped later on the timers' thread: this engine's lock is
@@ -402,6 +418,31 @@ impl Shared {
             .abort_handle()
     }
 
+    /// Runs one step on every engine that hears of server-wide news: the
+    /// stdio client's, every HTTP session's and every open listen request's.
+    fn broadcast(self: &Arc<Self>, f: impl Fn(&mut Engine, &mut Vec<Output>)) {
+        if let Some(slot) = &self.stdio {
+            self.step_on(slot, Cause::Timer, &f);
+        }
+        let followers: Vec<Arc<Slot>> = lock(&self.followers)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for slot in followers {
+            self.step_on(&slot, Cause::Timer, &f);
+        }
+    }
+
+    /// Tells clients of the lists changed since they were last told.
+    fn announce_changes(self: &Arc<Self>) {
+        let changed = std::mem::take(&mut *lock(&self.unannounced)).0;
+        if !changed.is_empty() {
+            self.trace
+                .note(&format!("announcing changed lists: {changed:?}"));
+            self.broadcast(|e, out| e.on_lists_changed(changed, out));
+        }
+    }
+
     fn on_inbound(self: &Arc<Self>, inbound: Inbound) {
         match inbound {
             Inbound::Frame(Frame::Line(bytes)) => {
@@ -464,7 +505,6 @@ impl Shared {
 pub struct Front {
     shared: Arc<Shared>,
     config: Arc<Config>,
-    registry: Arc<Registry>,
     engines: crate::engine::Shared,
 }
 
@@ -473,20 +513,24 @@ impl Front {
         &self.config
     }
 
-    pub fn registry(&self) -> &Arc<Registry> {
-        &self.registry
+    /// The registry served now.
+    pub fn registry(&self) -> Arc<Registry> {
+        self.shared.live.current()
     }
 
-    /// A slot for a new HTTP session: an engine of its own. `auth` is who
-    /// the client is, as the bearer-token check described it.
+    /// A slot for a new HTTP session: an engine of its own, which hears of
+    /// changes and resource updates. `auth` is who the client is, as the
+    /// bearer-token check described it.
     pub fn session_slot(
         &self,
         mailbox: Arc<dyn Mailbox>,
         auth: Option<serde_json::Value>,
     ) -> Arc<Slot> {
-        let engine = Engine::sharing(self.config.clone(), self.registry.clone(), &self.engines)
+        let engine = Engine::sharing(self.config.clone(), self.shared.live.clone(), &self.engines)
             .with_auth(auth);
-        Slot::new(engine, Sink::Mailbox(mailbox))
+        let slot = Slot::new(engine, Sink::Mailbox(mailbox));
+        self.follow(&slot);
+        slot
     }
 
     /// A slot for one 2026-07-28 request.
@@ -496,14 +540,22 @@ impl Front {
         auth: Option<serde_json::Value>,
     ) -> Arc<Slot> {
         let engine =
-            Engine::for_one_request(self.config.clone(), self.registry.clone(), &self.engines)
+            Engine::for_one_request(self.config.clone(), self.shared.live.clone(), &self.engines)
                 .with_auth(auth);
         Slot::new(engine, Sink::Mailbox(mailbox))
     }
 
-    /// Queues a bearer token for the R function that checks tokens
-    /// (registry entry `handler`), on `slot`'s engine; the verdict answers
-    /// `id` there.
+    /// `slot` hears of changes and resource updates while it lives (an
+    /// HTTP session, or a `subscriptions/listen` request).
+    pub fn follow(&self, slot: &Arc<Slot>) {
+        let mut followers = lock(&self.shared.followers);
+        followers.retain(|f| f.strong_count() > 0);
+        followers.push(Arc::downgrade(slot));
+    }
+
+    /// Queues a bearer token for the R function that checks tokens (the
+    /// registry entry with key `handler`), on `slot`'s engine; the verdict
+    /// answers `id` there.
     pub fn check_token(&self, slot: &Arc<Slot>, id: RequestId, handler: usize, token: &str) {
         self.shared
             .step_on(slot, Cause::Inbound(Some(id.clone())), |e, out| {
@@ -558,7 +610,6 @@ impl Front {
 pub struct Server {
     shared: Arc<Shared>,
     jobs: mpsc::Receiver<Box<Job>>,
-    registry: Arc<Registry>,
     config: Arc<Config>,
     /// The running job's time limit, stopped when the job ends.
     timeout: Mutex<Option<(JobId, tokio::task::AbortHandle)>>,
@@ -572,7 +623,8 @@ pub struct Server {
     guard: Option<StdioGuard>,
     /// `stop` has run (it runs once, however often it is called).
     stopped: bool,
-    /// Tools whose calls R hands to worker processes (see [`Server::run_on_workers`]).
+    /// Keys of the tools whose calls R hands to worker processes (see
+    /// [`Server::run_on_workers`]).
     worker_tools: HashSet<usize>,
     /// The HTTP front, when serving HTTP.
     http: Option<crate::http::Listener>,
@@ -618,7 +670,6 @@ fn events(shared: &Arc<Shared>, thread: &'static str) -> Events {
 /// `Server::start_http`.
 struct Core {
     config: Arc<Config>,
-    registry: Arc<Registry>,
     shared: Arc<Shared>,
     jobs: mpsc::Receiver<Box<Job>>,
     timers: (tokio::sync::oneshot::Sender<()>, JoinHandle<()>),
@@ -634,17 +685,21 @@ impl Core {
         writer: Option<mpsc::Sender<String>>,
     ) -> io::Result<Core> {
         let config = Arc::new(config);
-        let registry = Arc::new(registry);
+        let live = Live::new(Arc::new(registry));
         let (job_tx, jobs) = mpsc::channel();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()?;
         let stdio = writer.is_some().then(|| {
-            let engine = Engine::new(config.clone(), registry.clone());
+            let engines = crate::engine::Shared::new(&config);
+            let engine = Engine::sharing(config.clone(), live.clone(), &engines);
             Slot::new(engine, Sink::Stdout)
         });
         let shared = Arc::new(Shared {
             stdio,
+            live,
+            followers: Mutex::new(Vec::new()),
+            unannounced: Mutex::new((Kinds::default(), false)),
             job_slots: Mutex::new(HashMap::new()),
             writer: Mutex::new(writer),
             jobs: Mutex::new(Some(job_tx)),
@@ -663,7 +718,6 @@ impl Core {
         let timers = run_timers(runtime, &shared)?;
         Ok(Core {
             config,
-            registry,
             shared,
             jobs,
             timers,
@@ -676,7 +730,6 @@ impl Core {
         Server {
             shared: self.shared,
             jobs: self.jobs,
-            registry: self.registry,
             config: self.config,
             timeout: Mutex::new(None),
             large_job: Mutex::new(None),
@@ -766,7 +819,6 @@ impl Server {
         let front = Front {
             shared: core.shared.clone(),
             config: core.config.clone(),
-            registry: core.registry.clone(),
             engines: crate::engine::Shared::new(&core.config)
                 .with_task_id_prefix(&options.task_id_prefix),
         };
@@ -795,8 +847,45 @@ impl Server {
         std::process::id() != self.pid
     }
 
-    pub fn registry(&self) -> &Arc<Registry> {
-        &self.registry
+    /// The registry served now (a call's own is `Job::registry`).
+    pub fn registry(&self) -> Arc<Registry> {
+        self.shared.live.current()
+    }
+
+    /// Serves `registry` from now on, in place of the current one (see
+    /// [`Registry::build`]): requests that arrive from now on see it,
+    /// calls already accepted keep theirs. Clients are told which lists
+    /// changed once per burst: when the call that made the change ends
+    /// (`during_call`), or shortly after changes made outside any call.
+    /// Returns the lists that changed.
+    pub fn change(&self, registry: Registry, during_call: bool) -> Kinds {
+        if self.in_forked_child() {
+            return Kinds::default();
+        }
+        let registry = Arc::new(registry);
+        let old = self.shared.live.replace(registry.clone());
+        let changed = registry.changes_from(&old);
+        let schedule = {
+            let mut unannounced = lock(&self.shared.unannounced);
+            unannounced.0 = unannounced.0.or(changed);
+            let schedule = !during_call && !unannounced.0.is_empty() && !unannounced.1;
+            unannounced.1 |= schedule;
+            schedule
+        };
+        if schedule {
+            let shared = self.shared.clone();
+            self.shared.timers.spawn(async move {
+                tokio::time::sleep(CHANGE_GATHERING).await;
+                shared.guarded(|| shared.announce_changes());
+            });
+        }
+        changed
+    }
+
+    /// The keys of the entries served now or held by calls not yet ended
+    /// (see [`Live::live_keys`]).
+    pub fn live_keys(&self) -> Vec<usize> {
+        self.shared.live.live_keys()
     }
 
     /// Waits up to `timeout` for the next tool call. `interrupted` is asked
@@ -831,7 +920,8 @@ impl Server {
                     // Large arguments are read and checked here, on the
                     // tool's thread: neither the reader nor the engine's
                     // lock waits for them (small ones were read already).
-                    if let Err(refusal) = job.read_arguments(&self.registry) {
+                    let registry = job.registry.clone();
+                    if let Err(refusal) = job.read_arguments(&registry) {
                         self.complete(job.id, Outcome::Done(refusal));
                         if large {
                             memory::give_back();
@@ -841,7 +931,7 @@ impl Server {
                     if large {
                         *lock(&self.large_job) = Some(job.id);
                     }
-                    if self.worker_tools.contains(&job.tool) {
+                    if self.worker_tools.contains(&job.registry.tool(job.tool).key) {
                         if let Some(job) = self.hand_to_worker(job) {
                             return Polled::Job(job);
                         }
@@ -856,7 +946,7 @@ impl Server {
                             self.shared.board.end(job.id);
                             return self.shared.ended_early();
                         }
-                        let tool = &self.registry.tool(job.tool).def;
+                        let tool = &job.registry.tool(job.tool).def;
                         if let Some(limit) = tool.timeout.or(self.config.default_timeout) {
                             let timer = self.shared.arm_timeout(job.id, limit);
                             *lock(&self.timeout) = Some((job.id, timer));
@@ -879,7 +969,7 @@ impl Server {
         }
     }
 
-    /// Calls of these tools (registry indices) run in worker processes that
+    /// Calls of these tools (registry keys) run in worker processes that
     /// R manages, several at a time: `poll` hands them over without making
     /// them the tool thread's job, so a cancel or timeout never interrupts
     /// R's main thread for them. R watches `is_cancelled` and the time
@@ -947,6 +1037,9 @@ impl Server {
         {
             memory::give_back();
         }
+        // Changes the call made are announced after its response, once
+        // for all of them.
+        self.shared.announce_changes();
     }
 
     /// A running job reports progress (sent if the client asked for it, and
@@ -1037,15 +1130,15 @@ impl Server {
         answer
     }
 
-    /// A resource changed: clients subscribed to `uri` are told (a
-    /// forked child's call does nothing). Only the stdio client for now:
-    /// HTTP sessions and listen streams are not told yet.
+    /// A resource changed: clients subscribed to `uri` are told: the
+    /// stdio client, HTTP sessions (on their GET stream) and 2026-07-28
+    /// listen streams that asked for it. A forked child's call does nothing.
     pub fn resource_updated(&self, uri: &str) {
         if self.in_forked_child() {
             return;
         }
         self.shared
-            .step(Cause::Timer, |e, out| e.on_resource_updated(uri, out));
+            .broadcast(|e, out| e.on_resource_updated(uri, out));
     }
 
     /// Lets the HTTP connection that carries `job`'s messages go, without

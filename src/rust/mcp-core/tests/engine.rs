@@ -88,7 +88,7 @@ impl Harness {
         let mut written = Vec::new();
         for o in out {
             match o {
-                Output::Write(line) => {
+                Output::Write(line) | Output::ToListener(_, line) => {
                     assert!(!line.contains('\n'), "a message spans lines: {line}");
                     written.push(serde_json::from_str(&line).unwrap());
                 }
@@ -211,7 +211,7 @@ fn initialize_echoes_every_legacy_revision() {
         assert_eq!(result["protocolVersion"], version);
         assert_eq!(
             result["capabilities"],
-            json!({"logging":{},"tools":{"listChanged":false}})
+            json!({"logging":{},"tools":{"listChanged":true}})
         );
         assert_eq!(result["serverInfo"]["name"], "test-server");
         assert_eq!(result["serverInfo"]["version"], "1.2.3");
@@ -739,7 +739,7 @@ fn modern_requests_are_served_without_a_handshake() {
     assert_eq!(result["supportedVersions"], json!([MODERN]));
     assert_eq!(
         result["capabilities"]["tools"],
-        json!({"listChanged": false})
+        json!({"listChanged": true})
     );
     assert_eq!(result["instructions"], "Use add to add.");
     assert_eq!(result["resultType"], "complete");

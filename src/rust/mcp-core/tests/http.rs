@@ -8,7 +8,7 @@ use mcp_core::board::Interrupter;
 use mcp_core::engine::{Config, InputMode, Outcome, Progress};
 use mcp_core::http::security::Allowed;
 use mcp_core::http::Options;
-use mcp_core::registry::Registry;
+use mcp_core::registry::{Entry, Registry};
 use mcp_core::revision::Revision;
 use mcp_core::server::{Polled, Server};
 use mcp_core::tool::ToolDef;
@@ -95,9 +95,37 @@ fn options() -> Options {
 }
 
 fn start(options: Options) -> Harness {
+    start_with(options, Registry::new(tools()).unwrap())
+}
+
+/// The test tools, a `change` tool and, if `added`, an `added` one; then
+/// the handler of one resource, `test://r`. Keys start at `key_base`.
+fn changing_registry(added: bool, key_base: usize) -> Registry {
+    let empty = json!({"type": "object", "properties": {}});
+    let mut defs = tools();
+    defs.push(tool("change", empty.clone()));
+    if added {
+        defs.push(tool("added", empty.clone()));
+    }
+    let handlers_from = defs.len();
+    defs.push(tool("read-r", json!({"type": "object"})));
+    let catalog = json!({"handlersFrom": handlers_from,
+        "resources": [{"uri": "test://r", "name": "r", "handler": handlers_from}]});
+    let entries = defs
+        .into_iter()
+        .enumerate()
+        .map(|(i, def)| Entry::New {
+            key: key_base + i,
+            def,
+        })
+        .collect();
+    Registry::build(entries, Some(&catalog.to_string()), None).unwrap()
+}
+
+fn start_with(options: Options, registry: Registry) -> Harness {
     let server = Server::start_http(
         Config::default(),
-        Registry::new(tools()).unwrap(),
+        registry,
         options,
         Interrupter::new(|| {}, || {}),
     )
@@ -125,7 +153,7 @@ fn stand_in_for_r(mut server: Server, stop: Arc<AtomicBool>, seen: mpsc::Sender<
             Polled::Idle => continue,
             other => panic!("unexpected {other:?}"),
         };
-        let name = server.registry().tool(job.tool).def.name.clone();
+        let name = job.registry.tool(job.tool).def.name.clone();
         let outcome = match name.as_str() {
             "echo" => done_text(&Value::Object(job.arguments.clone()).to_string()),
             "slow" | "task_slow" => {
@@ -174,6 +202,12 @@ fn stand_in_for_r(mut server: Server, stop: Arc<AtomicBool>, seen: mpsc::Sender<
                     }
                     (mode, None) => done_text(&format!("cannot ask: {mode:?}")),
                 }
+            }
+            "change" => {
+                // As R's mcp_add() and mcp_resource_updated() in a tool.
+                server.change(changing_registry(true, 1000), true);
+                server.resource_updated("test://r");
+                done_text("changed")
             }
             "reconnect" => {
                 // The 2025-11-25 polling pattern: the connection goes, the
@@ -1500,4 +1534,133 @@ fn events_of_a_2025_06_18_session_have_ids_but_no_priming() {
         events.last().unwrap()["result"]["content"][0]["text"],
         "closed: false"
     );
+}
+
+#[test]
+fn sessions_and_listen_streams_hear_of_changes_and_resource_updates() {
+    let h = start_with(options(), changing_registry(false, 0));
+    let session = initialize(h.address, json!({}));
+    let subscribed = post(
+        h.address,
+        &[("Mcp-Session-Id", &session)],
+        &json!({"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"test://r"}}),
+    )
+    .json();
+    assert_eq!(subscribed["result"], json!({}));
+    let mut get = send(
+        h.address,
+        "GET",
+        "/mcp",
+        &[
+            ("Mcp-Session-Id", &session),
+            ("Accept", "text/event-stream"),
+        ],
+        "",
+    );
+    assert_eq!(get.status, 200);
+    let mut listen = post(
+        h.address,
+        &modern_headers("subscriptions/listen", None),
+        &modern(
+            9,
+            "subscriptions/listen",
+            json!({"notifications": {"toolsListChanged": true, "resourceSubscriptions": ["test://r"]}}),
+        ),
+    );
+    let ack = listen.event().unwrap();
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true, "resourceSubscriptions": ["test://r"]})
+    );
+    // Prompts only: hears nothing of tools nor of the resource.
+    let mut prompts_only = post(
+        h.address,
+        &modern_headers("subscriptions/listen", None),
+        &modern(
+            11,
+            "subscriptions/listen",
+            json!({"notifications": {"promptsListChanged": true}}),
+        ),
+    );
+    assert_eq!(
+        prompts_only.event().unwrap()["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    let mut changed = post(
+        h.address,
+        &modern_headers("tools/call", Some("change")),
+        &modern(10, "tools/call", json!({"name": "change", "arguments": {}})),
+    );
+    let events = if changed.is_sse() {
+        changed.events_until_response()
+    } else {
+        vec![changed.json()]
+    };
+    assert_eq!(
+        events.last().unwrap()["result"]["content"][0]["text"],
+        "changed"
+    );
+    let mut session_heard = vec![get.event().unwrap(), get.event().unwrap()];
+    let mut listen_heard = vec![listen.event().unwrap(), listen.event().unwrap()];
+    for heard in [&mut session_heard, &mut listen_heard] {
+        heard.sort_by_key(|m| m["method"].as_str().unwrap_or("").to_string());
+    }
+    assert_eq!(
+        session_heard[0]["method"],
+        "notifications/resources/updated"
+    );
+    assert_eq!(session_heard[0]["params"]["uri"], "test://r");
+    assert_eq!(
+        session_heard[1]["method"],
+        "notifications/tools/list_changed"
+    );
+    for m in &session_heard {
+        check_message(Revision::V2025_11_25, m, None);
+    }
+    assert_eq!(listen_heard[0]["method"], "notifications/resources/updated");
+    assert_eq!(
+        listen_heard[1]["method"],
+        "notifications/tools/list_changed"
+    );
+    for m in &listen_heard {
+        assert_eq!(
+            m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            9
+        );
+        check_message(Revision::V2026_07_28, m, None);
+    }
+    // The new set is what a request sees now.
+    let list = post(
+        h.address,
+        &[("Mcp-Session-Id", &session)],
+        &json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
+    )
+    .json();
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"added"), "{names:?}");
+    // The prompts-only stream got nothing but keep-alives meanwhile.
+    prompts_only
+        .reader
+        .get_ref()
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut line = String::new();
+    let mut seen = String::new();
+    let until = std::time::Instant::now() + Duration::from_millis(300);
+    while std::time::Instant::now() < until
+        && prompts_only
+            .reader
+            .read_line(&mut line)
+            .is_ok_and(|n| n > 0)
+    {
+        seen.push_str(&line);
+        line.clear();
+    }
+    assert!(seen.contains(": ping"), "the stream is alive: {seen}");
+    assert!(!seen.contains("data:"), "{seen}");
 }

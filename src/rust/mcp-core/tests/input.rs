@@ -48,7 +48,9 @@ impl H {
         let mut written = Vec::new();
         for o in out {
             match o {
-                Output::Write(line) => written.push(serde_json::from_str(&line).unwrap()),
+                Output::Write(line) | Output::ToListener(_, line) => {
+                    written.push(serde_json::from_str(&line).unwrap())
+                }
                 Output::Run(mut job) => {
                     job.read_arguments(&self.registry).unwrap();
                     self.jobs.push(*job);

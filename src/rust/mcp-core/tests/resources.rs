@@ -104,7 +104,9 @@ impl Harness {
         let mut written = Vec::new();
         for o in out {
             match o {
-                Output::Write(line) => written.push(serde_json::from_str(&line).unwrap()),
+                Output::Write(line) | Output::ToListener(_, line) => {
+                    written.push(serde_json::from_str(&line).unwrap())
+                }
                 Output::Run(mut job) => {
                     job.read_arguments(&self.registry).unwrap();
                     self.jobs.push(*job);
@@ -226,9 +228,9 @@ fn capabilities_are_declared_for_what_is_served() {
         let caps = on(version).initialize(version)["result"]["capabilities"].clone();
         assert_eq!(
             caps["resources"],
-            json!({"subscribe": true, "listChanged": false})
+            json!({"subscribe": true, "listChanged": true})
         );
-        assert_eq!(caps["prompts"], json!({"listChanged": false}));
+        assert_eq!(caps["prompts"], json!({"listChanged": true}));
         assert_eq!(
             caps.get("completions").is_some(),
             version != "2024-11-05",
@@ -738,7 +740,7 @@ fn listen_streams_get_updates_for_the_uris_they_asked_for() {
     check_message(rev, &ack, Some("SubscriptionsAcknowledgedNotification"));
     assert_eq!(
         ack["params"]["notifications"],
-        json!({"resourceSubscriptions": ["test://watched-resource"]})
+        json!({"resourceSubscriptions": ["test://watched-resource"], "toolsListChanged": true})
     );
     let got = h.updated("test://watched-resource");
     assert_eq!(got.len(), 1);

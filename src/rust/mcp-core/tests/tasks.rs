@@ -74,7 +74,9 @@ impl H {
         let mut written = Vec::new();
         for o in out {
             match o {
-                Output::Write(line) => written.push(serde_json::from_str(&line).unwrap()),
+                Output::Write(line) | Output::ToListener(_, line) => {
+                    written.push(serde_json::from_str(&line).unwrap())
+                }
                 // As the server's poll does: arguments that fail their
                 // schema answer the call, which never runs.
                 Output::Run(mut job) => match job.read_arguments(&self.registry) {
@@ -984,7 +986,9 @@ fn a_listen_naming_a_task_thousands_of_times_follows_it_once() {
 #[test]
 fn engines_for_one_request_each_share_the_tasks_of_the_server() {
     use mcp_core::engine::Shared;
-    let registry = Arc::new(Registry::new(vec![tool("maybe", TaskSupport::Optional)]).unwrap());
+    let registry = mcp_core::registry::Live::new(Arc::new(
+        Registry::new(vec![tool("maybe", TaskSupport::Optional)]).unwrap(),
+    ));
     let config = Arc::new(Config::default());
     let shared = Shared::new(&config);
     let engine = || Engine::for_one_request(config.clone(), registry.clone(), &shared);

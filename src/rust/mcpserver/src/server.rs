@@ -15,7 +15,7 @@ use mcp_core::board::{Interrupt, Interrupter};
 use mcp_core::engine::{CallContext, Config, InputMode, Job, JobId, Outcome, Progress, ServerInfo};
 use mcp_core::http;
 use mcp_core::logging::LogLevel;
-use mcp_core::registry::Registry;
+use mcp_core::registry::{Entry, Registry};
 use mcp_core::result::ToolResult;
 use mcp_core::server::{Answer, Polled, Server};
 use std::cell::RefCell;
@@ -111,7 +111,8 @@ struct ToolCall {
 #[extendr]
 pub struct McpServer {
     server: Option<Server>,
-    tools: Vec<ToolCall>,
+    /// By the key of each entry the server serves, or a call still holds.
+    tools: RefCell<HashMap<usize, ToolCall>>,
     /// The call R is running, for `mcp_request()`.
     current: RefCell<Option<Box<Job>>>,
     /// The input requests each 2026-07-28 call stopped at, by key, for its
@@ -157,20 +158,13 @@ fn config_from(options: RValue) -> Config {
 /// The registry of the tools in `specs` and, when `mcp_server()` wrote a
 /// catalog, of resources, templates and prompts, whose handlers follow the
 /// tools in `specs`.
-fn plan_tools(specs: List, options: &Robj) -> Result<(Registry, Vec<ToolCall>), String> {
+fn plan_tools(specs: List, options: &Robj) -> Result<(Registry, HashMap<usize, ToolCall>), String> {
     let mut defs = Vec::with_capacity(specs.len());
-    let mut tools = Vec::with_capacity(specs.len());
-    for spec in specs.values() {
-        let ToolPlan {
-            def,
-            arguments,
-            structured_output,
-        } = plan(RValue::of(&spec))?;
+    let mut tools = HashMap::with_capacity(specs.len());
+    for (key, spec) in specs.values().enumerate() {
+        let (def, call) = plan_one(&spec)?;
         defs.push(def);
-        tools.push(ToolCall {
-            shapes: arguments,
-            structured_output,
-        });
+        tools.insert(key, call);
     }
     let catalog = field(RValue::of(options), "catalog")
         .as_single_string()
@@ -182,6 +176,22 @@ fn plan_tools(specs: List, options: &Robj) -> Result<(Registry, Vec<ToolCall>), 
     Ok((registry, tools))
 }
 
+/// The engine's definition and the bridge's call plan of one spec.
+fn plan_one(spec: &Robj) -> Result<(mcp_core::tool::ToolDef, ToolCall), String> {
+    let ToolPlan {
+        def,
+        arguments,
+        structured_output,
+    } = plan(RValue::of(spec))?;
+    Ok((
+        def,
+        ToolCall {
+            shapes: arguments,
+            structured_output,
+        },
+    ))
+}
+
 /// How the server interrupts R's main thread (this .Call runs on it).
 fn r_interrupter() -> Interrupter {
     // SAFETY: pthread_self on R's main thread (the .Call runs there).
@@ -189,10 +199,10 @@ fn r_interrupter() -> Interrupter {
     Interrupter::new(move || send_interrupt(r_thread), settle_interrupt)
 }
 
-fn serving(server: Server, tools: Vec<ToolCall>) -> Robj {
+fn serving(server: Server, tools: HashMap<usize, ToolCall>) -> Robj {
     McpServer {
         server: Some(server),
-        tools,
+        tools: RefCell::new(tools),
         current: RefCell::new(None),
         needs_input: RefCell::new(HashMap::new()),
         worker_calls: RefCell::new(HashMap::new()),
@@ -370,10 +380,18 @@ impl McpServer {
                     return vec!["failed".to_string(), description].into()
                 }
             };
-            let tool = &self.tools[job.tool];
+            let key = job.registry.tool(job.tool).key;
+            let tools = self.tools.borrow();
+            let Some(tool) = tools.get(&key) else {
+                drop(tools);
+                let message = "The tool is not served any more.";
+                server.complete(job.id, Outcome::Done(ToolResult::error(message)));
+                continue;
+            };
             let problems = from_json::check_arguments(&job.arguments, &tool.shapes);
             if !problems.is_empty() {
-                let name = &server.registry().tool(job.tool).def.name;
+                drop(tools);
+                let name = &job.registry.tool(job.tool).def.name;
                 let message = format!(
                     "Invalid arguments for tool \"{name}\": {}",
                     problems.join("; ")
@@ -384,9 +402,11 @@ impl McpServer {
             // SAFETY: R's main thread; the list is protected by Robj at once.
             let arguments =
                 unsafe { Robj::from_sexp(from_json::arguments(&job.arguments, &tool.shapes)) };
+            drop(tools);
             let listed = List::from_pairs(vec![
                 ("id", Robj::from(job.id as f64)),
-                ("tool", Robj::from(job.tool as i32 + 1)),
+                // R finds the entry's function by its key (1-based there).
+                ("tool", Robj::from(key as i32 + 1)),
                 ("arguments", arguments),
             ])
             .into();
@@ -404,7 +424,8 @@ impl McpServer {
         if let Some(server) = &self.server {
             let structured = self
                 .tools
-                .get((tool - 1) as usize)
+                .borrow()
+                .get(&((tool - 1) as usize))
                 .is_some_and(|t| t.structured_output);
             let result = result::from_value(RValue::of(&value), structured);
             server.complete(job as JobId, Outcome::Done(result));
@@ -480,6 +501,74 @@ impl McpServer {
         }
     }
 
+    /// Serves the entries `specs` from now on (tools, then the handlers of
+    /// `catalog`, as at start), keyed by `keys` (1-based): an entry whose
+    /// key the server knows keeps its compiled definition, others are
+    /// checked and compiled as at start. `during_call`: clients hear of the
+    /// change when the running call ends, else shortly. Returns
+    /// `list(changed, live)`: which lists changed (`tools`, `resources`,
+    /// `prompts`) and the keys still in use (served now, or held by a call
+    /// not yet ended); or an error for R to raise, and nothing changes.
+    /// @noRd
+    fn change(&self, specs: List, keys: Vec<i32>, catalog: Robj, during_call: bool) -> Robj {
+        let Some(server) = &self.server else {
+            return check::fail("the server has stopped");
+        };
+        if keys.len() != specs.len() || keys.iter().any(|&k| k < 1) {
+            return check::fail("internal: one positive key per entry is needed");
+        }
+        let current = server.registry();
+        let mut entries = Vec::with_capacity(specs.len());
+        let mut planned = Vec::new();
+        for (spec, &key) in specs.values().zip(&keys) {
+            let key = (key - 1) as usize;
+            if current.by_key(key).is_some() && self.tools.borrow().contains_key(&key) {
+                entries.push(Entry::Kept { key });
+                continue;
+            }
+            match plan_one(&spec) {
+                Ok((def, call)) => {
+                    entries.push(Entry::New { key, def });
+                    planned.push((key, call));
+                }
+                Err(e) => return check::fail(e),
+            }
+        }
+        let catalog = r_text(&catalog);
+        let registry = match Registry::build(entries, catalog.as_deref(), Some(&current)) {
+            Ok(r) => r,
+            Err(e) => return check::fail(e),
+        };
+        drop(current);
+        self.tools.borrow_mut().extend(planned);
+        let changed = server.change(registry, during_call);
+        let live = server.live_keys();
+        self.tools.borrow_mut().retain(|key, _| live.contains(key));
+        let live: Vec<i32> = live.iter().map(|&k| k as i32 + 1).collect();
+        List::from_pairs(vec![
+            (
+                "changed",
+                List::from_pairs(vec![
+                    ("tools", Robj::from(changed.tools)),
+                    ("resources", Robj::from(changed.resources)),
+                    ("prompts", Robj::from(changed.prompts)),
+                ])
+                .into(),
+            ),
+            ("live", Robj::from(live)),
+        ])
+        .into()
+    }
+
+    /// The keys (1-based) of the entries served now or held by a call not
+    /// yet ended.
+    /// @noRd
+    fn live_keys(&self) -> Vec<i32> {
+        self.server.as_ref().map_or_else(Vec::new, |s| {
+            s.live_keys().iter().map(|&k| k as i32 + 1).collect()
+        })
+    }
+
     /// Lets the HTTP connection carrying this call's messages go, for its
     /// client to reconnect for the rest (`mcp_close_stream()`).
     /// @noRd
@@ -504,10 +593,10 @@ impl McpServer {
         // Copied out first: no borrow may be alive while R values are built.
         let (context, tool) = {
             let current = self.current.borrow();
-            let (Some(job), Some(server)) = (current.as_ref(), &self.server) else {
+            let (Some(job), Some(_)) = (current.as_ref(), &self.server) else {
                 return ().into();
             };
-            let tool = server.registry().tool(job.tool).def.name.clone();
+            let tool = job.registry.tool(job.tool).def.name.clone();
             (job.context.clone(), tool)
         };
         let request_id = serde_json::from_str(context.request_id.as_json()).ok();

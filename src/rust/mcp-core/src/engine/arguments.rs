@@ -5,8 +5,8 @@
 //! lock waits for them. No tree is built (or copied) for the params around
 //! them.
 
-use super::{Engine, Job};
-use crate::registry::Registry;
+use super::Job;
+use crate::registry::{Registry, Tool};
 use crate::result::ToolResult;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -142,25 +142,19 @@ impl Job {
     }
 }
 
-impl Engine {
-    /// The arguments a `requestState` is bound to: the object as sent,
-    /// without optional `null`s, unchecked. Read only when a state is
-    /// issued or verified, so other calls never parse them here.
-    pub(super) fn arguments_for_state(
-        &self,
-        tool: usize,
-        sent: Option<&str>,
-    ) -> Map<String, Value> {
-        let Some(Ok(Value::Object(mut arguments))) = sent.map(serde_json::from_str) else {
-            return Map::new();
-        };
-        let schema = &self.registry.tool(tool).def.input_schema;
-        let required = |name: &str| {
-            schema["required"]
-                .as_array()
-                .is_some_and(|r| r.iter().any(|n| n == name))
-        };
-        arguments.retain(|name, value| !value.is_null() || required(name));
-        arguments
-    }
+/// The arguments a `requestState` is bound to: the object as sent,
+/// without optional `null`s, unchecked. Read only when a state is
+/// issued or verified, so other calls never parse them here.
+pub(super) fn arguments_for_state(tool: &Tool, sent: Option<&str>) -> Map<String, Value> {
+    let Some(Ok(Value::Object(mut arguments))) = sent.map(serde_json::from_str) else {
+        return Map::new();
+    };
+    let schema = &tool.def.input_schema;
+    let required = |name: &str| {
+        schema["required"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|n| n == name))
+    };
+    arguments.retain(|name, value| !value.is_null() || required(name));
+    arguments
 }

@@ -129,10 +129,22 @@ impl Engine {
         token: &str,
         out: &mut Vec<Output>,
     ) {
+        // `handler` is the entry's key, stable while tools, resources and
+        // prompts change; its index is this registry's.
+        self.registry = self.live.current();
+        let Some(index) = self.registry.index_of_key(handler) else {
+            let text = jsonrpc::error(
+                Some(&id),
+                jsonrpc::INTERNAL_ERROR,
+                "The bearer token check is not served",
+                None,
+            );
+            return self.respond(&id, text, out);
+        };
         let mut arguments = Map::new();
         arguments.insert("token".into(), Value::from(token));
         let call = HandlerCall {
-            handler,
+            handler: index,
             arguments,
             purpose: Purpose::Token,
             may_ask: false,
@@ -397,16 +409,12 @@ impl Engine {
     /// Whether `method` is one of the catalog's and served here: only
     /// methods of a capability the server declares (the others get -32601).
     pub(super) fn serves(&self, method: &str, rev: Revision) -> bool {
-        let catalog = self.registry.catalog();
+        let offers = self.registry.offers();
         match method {
-            "resources/list" | "resources/templates/list" | "resources/read" => {
-                catalog.has_resources()
-            }
-            "resources/subscribe" | "resources/unsubscribe" => {
-                catalog.has_resources() && !rev.is_modern()
-            }
-            "prompts/list" | "prompts/get" => catalog.has_prompts(),
-            "completion/complete" => catalog.has_completions(),
+            "resources/list" | "resources/templates/list" | "resources/read" => offers.resources,
+            "resources/subscribe" | "resources/unsubscribe" => offers.resources && !rev.is_modern(),
+            "prompts/list" | "prompts/get" => offers.prompts,
+            "completion/complete" => offers.completions,
             _ => false,
         }
     }
@@ -437,18 +445,19 @@ impl Engine {
         self.respond(&id, text, out)
     }
 
-    /// Adds the catalog's capabilities: each only when it has something
-    /// to serve. `completions` is a flag from 2025-03-26 on (2024-11-05
-    /// has the method without one).
+    /// Adds the catalog's capabilities: each once the server has something
+    /// to serve or was told it will (see [`crate::registry::Offers`]).
+    /// `completions` is a flag from 2025-03-26 on (2024-11-05 has the
+    /// method without one).
     pub(super) fn catalog_capabilities(&self, caps: &mut Value, rev: Revision) {
-        let catalog = self.registry.catalog();
-        if catalog.has_resources() {
-            caps["resources"] = json!({ "subscribe": true, "listChanged": false });
+        let offers = self.registry.offers();
+        if offers.resources {
+            caps["resources"] = json!({ "subscribe": true, "listChanged": true });
         }
-        if catalog.has_prompts() {
-            caps["prompts"] = json!({ "listChanged": false });
+        if offers.prompts {
+            caps["prompts"] = json!({ "listChanged": true });
         }
-        if catalog.has_completions() && rev >= Revision::V2025_03_26 {
+        if offers.completions && rev >= Revision::V2025_03_26 {
             caps["completions"] = json!({});
         }
     }

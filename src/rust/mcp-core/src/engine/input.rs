@@ -20,6 +20,7 @@
 //! A handler may ask several questions in one 2026-07-28 round
 //! ([`super::Outcome::InputsRequired`]), each under its own key.
 
+use super::arguments::arguments_for_state;
 use super::{lock, Engine, JobId, JobState, Output, META_CAPABILITIES};
 use crate::jsonrpc::{self, RequestId};
 use crate::request_state::State;
@@ -156,7 +157,7 @@ impl Engine {
             },
             Some(Value::String(text)) => {
                 let name = &self.registry.tool(tool).def.name;
-                let arguments = self.arguments_for_state(tool, arguments);
+                let arguments = arguments_for_state(self.registry.tool(tool), arguments);
                 lock(&self.signer)
                     .accept(text, name, &arguments)
                     .map_err(|refusal| {
@@ -191,12 +192,13 @@ impl Engine {
         state: &JobState,
         requests: Vec<(String, Value)>,
     ) -> String {
-        let tool = &self.registry.tool(state.tool).def.name;
+        let tool = &state.registry.tool(state.tool).def.name;
         let issued = State {
             answers: state.answers.clone(),
             asked: requests.iter().map(|(key, _)| key.clone()).collect(),
         };
-        let arguments = self.arguments_for_state(state.tool, state.arguments.as_deref());
+        let arguments =
+            arguments_for_state(state.registry.tool(state.tool), state.arguments.as_deref());
         let token = lock(&self.signer).issue(tool, &arguments, &issued);
         let requests: Map<String, Value> = requests.into_iter().collect();
         json!({
@@ -229,7 +231,7 @@ impl Engine {
         if missing.is_empty() {
             return Ok(self.input_required_body(state, requests));
         }
-        let tool = &self.registry.tool(state.tool).def.name;
+        let tool = &state.registry.tool(state.tool).def.name;
         let names: Vec<String> = missing.keys().map(|c| format!("`{c}`")).collect();
         Err(jsonrpc::missing_capability(
             &format!(

@@ -9,7 +9,7 @@
 use crate::backpressure::Limits;
 use crate::jsonrpc::{self, Line, Message, RequestId};
 use crate::logging::LogLevel;
-use crate::registry::Registry;
+use crate::registry::{Kinds, Live, Registry};
 use crate::request_state::Signer;
 use crate::result::{self, ToolResult};
 use crate::revision::Revision;
@@ -32,6 +32,7 @@ const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
 
 mod arguments;
+mod changes;
 mod completion;
 mod handlers;
 mod input;
@@ -39,6 +40,7 @@ mod prompts;
 mod resources;
 mod task_methods;
 
+pub use changes::CHANGED_LIST_TTL_MS;
 use handlers::Purpose;
 pub use input::{capability_for, input_mode, is_answer_to, InputMode, INPUT_METHODS};
 pub use resources::{not_found, RESOURCE_NOT_FOUND, URI_ARGUMENT};
@@ -161,7 +163,11 @@ pub struct CallContext {
 #[derive(Debug, Clone)]
 pub struct Job {
     pub id: JobId,
+    /// The tool's (or handler's) index in `registry`.
     pub tool: usize,
+    /// The registry the call was accepted with: it keeps the tool's
+    /// definition for the call, even if the tool is removed meanwhile.
+    pub registry: Arc<Registry>,
     /// The arguments, once [`Job::read_arguments`] has read them.
     pub arguments: Map<String, Value>,
     /// The arguments object as the client sent it (`None`: no arguments),
@@ -269,6 +275,9 @@ impl RenderPlan {
 pub enum Output {
     /// One line for the protocol stdout.
     Write(String),
+    /// A notification for the open `subscriptions/listen` request with
+    /// this id (2026-07-28): on HTTP it goes on that request's stream.
+    ToListener(RequestId, String),
     /// A tool call for R to run, in order.
     Run(Box<Job>),
     /// The client cancelled this job: drop it if queued, interrupt it if running.
@@ -315,11 +324,19 @@ struct Session {
     capabilities: Value,
     /// Set by `logging/setLevel`; no logs are sent before it.
     log_level: Option<LogLevel>,
+    /// The client sent `notifications/initialized`: the server may send
+    /// it notifications of its own (list changes) from then on.
+    initialized: bool,
+    /// The lists whose changes it was told it would hear of (the
+    /// capabilities declared in `initialize`).
+    told: Kinds,
 }
 
 struct JobState {
     request_id: RequestId,
     tool: usize,
+    /// The registry `tool` indexes (the one the call was accepted with).
+    registry: Arc<Registry>,
     revision: Revision,
     cancelled: bool,
     progress_token: Option<String>,
@@ -351,10 +368,16 @@ struct JobState {
 }
 
 impl JobState {
-    fn new(request_id: RequestId, tool: usize, revision: Revision) -> JobState {
+    fn new(
+        request_id: RequestId,
+        tool: usize,
+        registry: Arc<Registry>,
+        revision: Revision,
+    ) -> JobState {
         JobState {
             request_id,
             tool,
+            registry,
             revision,
             cancelled: false,
             progress_token: None,
@@ -381,6 +404,9 @@ struct Batch {
 
 pub struct Engine {
     config: Arc<Config>,
+    /// What the server serves now; `registry` is the snapshot of it that
+    /// the message being handled sees (taken as each message arrives).
+    live: Arc<Live>,
     registry: Arc<Registry>,
     session: Option<Session>,
     jobs: HashMap<JobId, JobState>,
@@ -388,7 +414,8 @@ pub struct Engine {
     /// are answered at once and bounded on their own by `tasks::MAX_TASKS`).
     direct_calls: usize,
     by_request: HashMap<RequestId, JobId>,
-    listens: HashSet<RequestId>,
+    /// Open 2026-07-28 listen streams, and the list changes each asked for.
+    listens: HashMap<RequestId, Kinds>,
     batches: HashMap<u64, Batch>,
     batch_of: HashMap<RequestId, u64>,
     /// Job ids come from here: shared by every engine of one server (one
@@ -453,12 +480,13 @@ impl Shared {
 impl Engine {
     pub fn new(config: Arc<Config>, registry: Arc<Registry>) -> Engine {
         let shared = Shared::new(&config);
-        Engine::sharing(config, registry, &shared)
+        Engine::sharing(config, Live::new(registry), &shared)
     }
 
     /// An engine that takes its job ids and request-state signer from
     /// `shared`, alongside other engines of the same server.
-    pub fn sharing(config: Arc<Config>, registry: Arc<Registry>, shared: &Shared) -> Engine {
+    pub fn sharing(config: Arc<Config>, live: Arc<Live>, shared: &Shared) -> Engine {
+        let registry = live.current();
         let mut server_meta = Map::new();
         server_meta.insert(
             META_SERVER_INFO.into(),
@@ -466,12 +494,13 @@ impl Engine {
         );
         Engine {
             config,
+            live,
             registry,
             session: None,
             jobs: HashMap::new(),
             direct_calls: 0,
             by_request: HashMap::new(),
-            listens: HashSet::new(),
+            listens: HashMap::new(),
             batches: HashMap::new(),
             batch_of: HashMap::new(),
             job_ids: shared.job_ids.clone(),
@@ -500,12 +529,8 @@ impl Engine {
     /// for a call that became a task, with the task's job). Its tasks live
     /// in the store `shared` keeps for all such engines, where any later
     /// request finds them.
-    pub fn for_one_request(
-        config: Arc<Config>,
-        registry: Arc<Registry>,
-        shared: &Shared,
-    ) -> Engine {
-        let mut engine = Engine::sharing(config, registry, shared);
+    pub fn for_one_request(config: Arc<Config>, live: Arc<Live>, shared: &Shared) -> Engine {
+        let mut engine = Engine::sharing(config, live, shared);
         engine.tasks = shared.request_tasks.clone();
         engine
     }
@@ -520,7 +545,7 @@ impl Engine {
     /// tool waiting for input learns it will get none) and subscription
     /// streams are closed.
     pub fn on_close(&mut self, out: &mut Vec<Output>) {
-        for id in self.listens.drain() {
+        for (id, _) in self.listens.drain() {
             out.push(Output::UnwatchTasks(id));
         }
         let mut jobs: Vec<JobId> = self.jobs.keys().copied().collect();
@@ -552,6 +577,8 @@ impl Engine {
     /// Handles one line already parsed with [`jsonrpc::parse_line`] (which
     /// the server does before taking the engine's lock).
     pub fn on_parsed_line(&mut self, line: Line, out: &mut Vec<Output>) {
+        // One message sees one set of tools, resources and prompts.
+        self.registry = self.live.current();
         match line {
             Line::Blank => {}
             Line::ParseError(reason) => {
@@ -616,7 +643,7 @@ impl Engine {
     /// Stdin reached its end: close open subscription streams gracefully.
     pub fn on_eof(&mut self, out: &mut Vec<Output>) {
         self.listen_uris.clear();
-        let mut ids: Vec<RequestId> = self.listens.drain().collect();
+        let mut ids: Vec<RequestId> = self.listens.drain().map(|(id, _)| id).collect();
         ids.sort_by(|a, b| a.as_json().cmp(b.as_json()));
         for id in ids {
             out.push(Output::UnwatchTasks(id.clone()));
@@ -669,7 +696,7 @@ impl Engine {
 
     /// What a finished job answers: a result body, or a JSON-RPC error object.
     fn settle(&mut self, state: &JobState, outcome: Outcome) -> Result<String, Value> {
-        let tool = self.registry.tool(state.tool);
+        let tool = state.registry.tool(state.tool);
         if state.purpose != Purpose::Tool {
             match outcome {
                 Outcome::TimedOut(limit) => {
@@ -722,7 +749,7 @@ impl Engine {
             extra = Some(meta);
         }
         RenderPlan {
-            registry: self.registry.clone(),
+            registry: state.registry.clone(),
             tool: state.tool,
             revision: state.revision,
             extra_meta: extra,
@@ -734,7 +761,7 @@ impl Engine {
     /// The `CallToolResult` of a job, for its revision.
     fn result_body(&self, state: &JobState, result: &ToolResult) -> String {
         let plan = self.plan_for(state);
-        let tool = self.registry.tool(state.tool);
+        let tool = state.registry.tool(state.tool);
         result::render(tool, result, state.revision, plan.extra_meta.as_ref())
     }
 
@@ -825,7 +852,7 @@ impl Engine {
         }
         let params = json!({
             "level": level.as_str(),
-            "logger": self.registry.tool(state.tool).def.name,
+            "logger": state.registry.tool(state.tool).def.name,
             "data": data,
         });
         out.push(Output::Write(jsonrpc::notification(
@@ -1161,11 +1188,16 @@ impl Engine {
                 self.cancel(&request, out);
             }
         }
-        // `notifications/initialized` needs nothing; unknown ones are ignored.
+        if method == "notifications/initialized" {
+            if let Some(session) = &mut self.session {
+                session.initialized = true;
+            }
+        }
+        // Unknown notifications are ignored.
     }
 
     fn cancel(&mut self, request: &RequestId, out: &mut Vec<Output>) {
-        if self.listens.remove(request) {
+        if self.listens.remove(request).is_some() {
             self.listen_uris.remove(request);
             out.push(Output::UnwatchTasks(request.clone()));
             return;
@@ -1197,11 +1229,18 @@ impl Engine {
         let log_level = self.session.as_ref().and_then(|s| s.log_level);
         // A new session starts with no subscriptions.
         self.resource_subscriptions.clear();
+        let offers = self.registry.offers();
         self.session = Some(Session {
             revision,
             client_info: params.get("clientInfo").cloned(),
             capabilities: params["capabilities"].clone(),
             log_level,
+            initialized: false,
+            told: Kinds {
+                tools: true,
+                resources: offers.resources,
+                prompts: offers.prompts,
+            },
         });
         let mut result = Map::new();
         result.insert("protocolVersion".into(), Value::from(revision.as_str()));
@@ -1217,7 +1256,7 @@ impl Engine {
     }
 
     fn capabilities(&self, rev: Revision) -> Value {
-        let mut caps = json!({ "logging": {}, "tools": { "listChanged": false } });
+        let mut caps = json!({ "logging": {}, "tools": { "listChanged": true } });
         self.catalog_capabilities(&mut caps, rev);
         if self.registry.offers_tasks() {
             if rev.has_core_tasks() {
@@ -1237,7 +1276,7 @@ impl Engine {
         if let Some(instructions) = &self.config.instructions {
             result.insert("instructions".into(), Value::from(instructions.as_str()));
         }
-        result.insert("ttlMs".into(), Value::from(self.config.list_ttl_ms));
+        result.insert("ttlMs".into(), Value::from(self.discover_ttl_ms()));
         result.insert("cacheScope".into(), Value::from("public"));
         result.insert("resultType".into(), Value::from("complete"));
         result.insert("_meta".into(), Value::Object(self.server_meta.clone()));
@@ -1246,7 +1285,8 @@ impl Engine {
 
     fn tools_list(&self, id: &RequestId, params: &Value, rev: Revision) -> String {
         let tools = self.registry.list_json(rev);
-        self.list_result(id, params, rev, ("tools", tools), "every tool")
+        let changed = self.registry.changed().tools;
+        self.list_result(id, params, rev, ("tools", tools), "every tool", changed)
     }
 
     /// The one page of a list result (`tools/list`, `resources/list`,
@@ -1254,7 +1294,8 @@ impl Engine {
     /// 2026-07-28 with the caching hints and server `_meta` as well. The
     /// items are pre-serialised, so the body is assembled as text. A
     /// cursor is refused: everything is on the first page, and `what`
-    /// names what the refusal says is listed there.
+    /// names what the refusal says is listed there; `changed`, whether the
+    /// list has changed while serving (its caching hint is then short).
     fn list_result(
         &self,
         id: &RequestId,
@@ -1262,6 +1303,7 @@ impl Engine {
         rev: Revision,
         (key, items): (&str, &str),
         what: &str,
+        changed: bool,
     ) -> String {
         if let Err(reason) = single_page(params, what) {
             return invalid_params(id, &reason);
@@ -1272,7 +1314,7 @@ impl Engine {
         if rev.is_modern() {
             body.push_str(&format!(
                 ",\"ttlMs\":{},\"cacheScope\":\"public\",\"resultType\":\"complete\",\"_meta\":{}",
-                self.config.list_ttl_ms,
+                self.list_ttl_ms(changed),
                 Value::Object(self.server_meta.clone())
             ));
         }
@@ -1400,7 +1442,12 @@ impl Engine {
             .and_then(|m| m.get(META_LOG_LEVEL))
             .and_then(Value::as_str)
             .and_then(LogLevel::parse);
-        let mut state = JobState::new(new.request_id.clone(), new.handler, new.rev);
+        let mut state = JobState::new(
+            new.request_id.clone(),
+            new.handler,
+            self.registry.clone(),
+            new.rev,
+        );
         state.progress_token = new.progress_token.clone();
         state.log_level = log_level;
         state.answers = new.answers.clone();
@@ -1432,6 +1479,7 @@ impl Engine {
         let mut job = Box::new(Job {
             id: new.job,
             tool: new.handler,
+            registry: self.registry.clone(),
             arguments: Map::new(),
             sent_arguments: new.arguments,
             read_early: None,
@@ -1454,12 +1502,13 @@ impl Engine {
         out.push(Output::Run(job));
     }
 
-    /// 2026-07-28 `subscriptions/listen`: the tool list never changes, so the
-    /// stream is acknowledged with nothing to deliver and stays open until
-    /// the client cancels it or stdin ends.
+    /// 2026-07-28 `subscriptions/listen`: acknowledged with the list
+    /// changes and resource URIs the server will report on it (those asked
+    /// for that it has), the stream stays open until the client cancels it
+    /// or stdin ends.
     fn listen(&mut self, id: RequestId, params: &Value, out: &mut Vec<Output>) {
         let limit = self.config.limits.max_subscriptions;
-        if self.listens.len() >= limit && !self.listens.contains(&id) {
+        if self.listens.len() >= limit && !self.listens.contains_key(&id) {
             let text = jsonrpc::error(
                 Some(&id),
                 jsonrpc::INTERNAL_ERROR,
@@ -1471,6 +1520,7 @@ impl Engine {
             );
             return self.respond(&id, text, out);
         }
+        let lists = self.listen_lists(params);
         let followed = match self.listen_tasks(params, out) {
             Ok(followed) => followed,
             Err(error) => {
@@ -1478,6 +1528,15 @@ impl Engine {
             }
         };
         let mut honoured = json!({});
+        for (flag, asked) in [
+            ("toolsListChanged", lists.tools),
+            ("resourcesListChanged", lists.resources),
+            ("promptsListChanged", lists.prompts),
+        ] {
+            if asked {
+                honoured[flag] = Value::Bool(true);
+            }
+        }
         if let Some(uris) = self.listen_resources(params) {
             honoured["resourceSubscriptions"] = json!(uris);
             self.listen_uris
@@ -1507,7 +1566,7 @@ impl Engine {
         }
         // Acknowledged, not answered: a batch it is part of stops waiting.
         self.forget_in_batch(&id, out);
-        self.listens.insert(id);
+        self.listens.insert(id, lists);
     }
 }
 

@@ -38,7 +38,12 @@ impl Engine {
             ListKind::Resources => "resources",
         };
         let list = self.registry.catalog().list_json(kind, rev);
-        self.list_result(id, params, rev, (key, list), "everything")
+        let changed = self.registry.changed();
+        let changed = match kind {
+            ListKind::Prompts => changed.prompts,
+            ListKind::Resources | ListKind::Templates => changed.resources,
+        };
+        self.list_result(id, params, rev, (key, list), "everything", changed)
     }
 
     /// `resources/read`: a static resource, else the first template that
@@ -157,7 +162,7 @@ impl Engine {
             .get("notifications")
             .and_then(|n| n.get("resourceSubscriptions"))
             .and_then(Value::as_array)?;
-        if !self.registry.catalog().has_resources() {
+        if !self.registry.offers().resources {
             return None;
         }
         let mut seen = HashSet::new();
@@ -192,10 +197,10 @@ impl Engine {
                 "uri": uri,
                 "_meta": { META_SUBSCRIPTION: raw_json(id.as_json()) }
             });
-            out.push(Output::Write(jsonrpc::notification(
-                "notifications/resources/updated",
-                &params.to_string(),
-            )));
+            out.push(Output::ToListener(
+                id.clone(),
+                jsonrpc::notification("notifications/resources/updated", &params.to_string()),
+            ));
         }
     }
 }

@@ -729,7 +729,7 @@ impl Hub {
             .and_then(|_| modern::check_routing(headers, &method, &params))
             .and_then(|_| {
                 if method == "tools/call" && version_supported(&params) {
-                    modern::check_param_headers(headers, self.front.registry(), &params)
+                    modern::check_param_headers(headers, &self.front.registry(), &params)
                 } else {
                     Ok(())
                 }
@@ -743,6 +743,10 @@ impl Hub {
         };
         let postbox = Arc::new(Postbox::default());
         let slot = self.front.request_slot(postbox.clone(), caller.identity);
+        if method == "subscriptions/listen" {
+            // It hears of changes and resource updates while it is open.
+            self.front.follow(&slot);
+        }
         let (tx, rx) = streams::stream();
         postbox.open(&id, tx);
         // Closing the response stream cancels the request (and a
