@@ -39,6 +39,14 @@
 #' session stays bound to the token that opened it: a request with another
 #' token does not find it (404).
 #'
+#' A 2026-07-28 task belongs to whoever created it: requests from anyone
+#' else get what an unknown task id gets. With a function that returns a
+#' named list, that list is the owner, so every token it describes the
+#' same way (a refreshed token of the same user) reaches the same tasks:
+#' return what names the holder, nothing that changes from token to token
+#' (such as an expiry). With fixed tokens, or a function that returns
+#' `TRUE`, each token is its own owner.
+#'
 #' @param allowed_hosts Host names (optionally with `:port`) accepted in the
 #'   `Host` header, `"*"` for any, or `NULL` for the loopback names.
 #' @param allowed_origins Origins (`https://app.example.com`) or host names

@@ -267,6 +267,74 @@ test_that("a session stays bound to the token that opened it", {
   expect_equal(theirs$status, 404L)
 })
 
+test_that("2026-07-28 tasks belong to the holder the token function names, or else to the token", {
+  skip_if_no_curl()
+  server <- start_http_server(c(
+    "holders <- c('ann-old' = 'ann', 'ann-refreshed' = 'ann', 'bob-token' = 'bob')",
+    "check <- function(token) {",
+    "  if (token %in% names(holders)) return(list(user = holders[[token]]))",
+    "  token %in% c('plain-a', 'plain-b')",
+    "}",
+    "nap <- tool(function(seconds) { Sys.sleep(seconds); 'rested' }, 'Sleeps', name = 'nap',",
+    "  arguments = list(seconds = type_number()), task = 'optional')",
+    "mcp_server(list(nap), transport = 'http', port = 0, http = http_options(bearer_tokens = check))"
+  ))
+  empty <- setNames(list(), character())
+  meta <- modern_meta()
+  meta[["io.modelcontextprotocol/clientCapabilities"]] <- list(
+    extensions = list(`io.modelcontextprotocol/tasks` = empty)
+  )
+  post <- function(token, id, method, params, name = NULL) {
+    params$`_meta` <- meta
+    curl_request(server$url, list(jsonrpc = "2.0", id = id, method = method, params = params),
+      headers = c(modern_headers(method, name), Authorization = paste("Bearer", token)))
+  }
+  create <- function(token, id, seconds) {
+    reply <- post(token, id, "tools/call", list(name = "nap", arguments = list(seconds = seconds)), "nap")
+    created <- http_messages(reply)[[1]]$result
+    expect_equal(created$resultType, "task")
+    created$taskId
+  }
+  task_call <- function(token, id, method, task) post(token, id, method, list(taskId = task), task)
+  status_of <- function(token, id, task) http_messages(task_call(token, id, "tasks/get", task))[[1]]$result$status
+  # What a task id the server never issued gets, as it reads for `task`.
+  unknown <- function(token, id, method, task) {
+    made_up <- paste0(substr(task, 1, nchar(task) - 1), if (endsWith(task, "0")) "1" else "0")
+    reply <- task_call(token, id, method, made_up)
+    reply$body <- gsub(made_up, task, reply$body, fixed = TRUE)
+    reply
+  }
+  # Tokens are checked on R's thread, which the long task below keeps busy:
+  # have every verdict remembered first.
+  for (token in c("ann-old", "ann-refreshed", "bob-token", "plain-a", "plain-b")) {
+    expect_equal(post(token, 0, "server/discover", list())$status, 200L)
+  }
+  long <- create("ann-old", 1, 60)
+  # Ann's refreshed token is still ann: it reaches her task.
+  expect_equal(status_of("ann-refreshed", 2, long), "working")
+  # Bob's gets, word for word, what an unknown id gets.
+  for (method in c("tasks/get", "tasks/cancel")) {
+    theirs <- task_call("bob-token", 3, method, long)
+    expect_equal(theirs$status, 400L)
+    expect_equal(http_messages(theirs)[[1]]$error$code, -32602L)
+    expect_identical(theirs$body, unknown("bob-token", 3, method, long)$body)
+  }
+  expect_equal(status_of("ann-old", 4, long), "working")
+  # A function that answers TRUE names no holder: each token owns its own.
+  # (It waits for R, busy with ann's task.)
+  short <- create("plain-a", 5, 0)
+  expect_equal(status_of("plain-a", 6, short), "working")
+  expect_equal(task_call("plain-b", 7, "tasks/get", short)$status, 400L)
+  expect_equal(task_call("ann-old", 8, "tasks/get", short)$status, 400L)
+  expect_equal(task_call("ann-refreshed", 9, "tasks/cancel", long)$status, 200L)
+  expect_equal(status_of("ann-old", 10, long), "cancelled")
+  for (i in 1:100) {
+    if (identical(status_of("plain-a", 11, short), "completed")) break
+    Sys.sleep(0.05)
+  }
+  expect_equal(status_of("plain-a", 12, short), "completed")
+})
+
 test_that("a failing or slow token function answers 500 or 503, and serving goes on", {
   skip_if_no_curl()
   log <- withr::local_tempfile()

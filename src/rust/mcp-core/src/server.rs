@@ -520,28 +520,33 @@ impl Front {
 
     /// A slot for a new HTTP session: an engine of its own, which hears of
     /// changes and resource updates. `auth` is who the client is, as the
-    /// bearer-token check described it.
+    /// bearer-token check described it, and `owner` whose tasks it reaches
+    /// (see [`crate::tasks::Owner`]).
     pub fn session_slot(
         &self,
         mailbox: Arc<dyn Mailbox>,
         auth: Option<serde_json::Value>,
+        owner: Option<crate::tasks::Owner>,
     ) -> Arc<Slot> {
         let engine = Engine::sharing(self.config.clone(), self.shared.live.clone(), &self.engines)
-            .with_auth(auth);
+            .with_auth(auth)
+            .with_owner(owner);
         let slot = Slot::new(engine, Sink::Mailbox(mailbox));
         self.follow(&slot);
         slot
     }
 
-    /// A slot for one 2026-07-28 request.
+    /// A slot for one 2026-07-28 request; as [`Front::session_slot`].
     pub fn request_slot(
         &self,
         mailbox: Arc<dyn Mailbox>,
         auth: Option<serde_json::Value>,
+        owner: Option<crate::tasks::Owner>,
     ) -> Arc<Slot> {
         let engine =
             Engine::for_one_request(self.config.clone(), self.shared.live.clone(), &self.engines)
-                .with_auth(auth);
+                .with_auth(auth)
+                .with_owner(owner);
         Slot::new(engine, Sink::Mailbox(mailbox))
     }
 

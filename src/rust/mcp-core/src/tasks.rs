@@ -60,6 +60,12 @@ impl Status {
     }
 }
 
+/// Who may reach a task: a digest of the credentials of the request that
+/// created it (see `http` for what it digests). Tasks made without
+/// authentication (stdio, or HTTP with no tokens configured) have none, and
+/// are reached by requests that have none.
+pub type Owner = [u8; 32];
+
 /// Which protocol dialect created the task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
@@ -74,6 +80,8 @@ pub struct Task {
     pub id: String,
     pub job: JobId,
     pub dialect: Dialect,
+    /// Who created it: only requests of the same owner find it.
+    pub owner: Option<Owner>,
     /// Changed only through the methods below, which keep the store's
     /// index of ended tasks right.
     pub status: Status,
@@ -105,6 +113,12 @@ pub struct Task {
 }
 
 impl Task {
+    /// Whether a request made by `owner` may see this task. Any other owner
+    /// is told what an unknown id gets, so a task id alone reveals nothing.
+    pub fn visible_to(&self, owner: Option<&Owner>) -> bool {
+        self.owner.as_ref() == owner
+    }
+
     fn set_status(&mut self, status: Status, message: Option<String>) {
         self.status = status;
         self.status_message = message;
@@ -245,7 +259,8 @@ impl Store {
         }
     }
 
-    /// A new working task for `job`; `ttl` is what the client asked for.
+    /// A new working task for `job`, reached only by `owner`'s requests;
+    /// `ttl` is what the client asked for.
     /// When the store is full the oldest ended task makes room; when every
     /// task is still working there is none. Expired tasks are not looked
     /// for here: call [`Store::expire`] first, so that their waiters can be
@@ -254,6 +269,7 @@ impl Store {
         &mut self,
         job: JobId,
         dialect: Dialect,
+        owner: Option<Owner>,
         ttl: Option<Duration>,
         now: Instant,
     ) -> Result<&Task, Full> {
@@ -275,6 +291,7 @@ impl Store {
             id: id.clone(),
             job,
             dialect,
+            owner,
             status: Status::Working,
             status_message: None,
             created,
@@ -388,12 +405,12 @@ impl Store {
         self.tasks.get_mut(id)
     }
 
-    /// Tasks of a dialect, oldest first.
-    pub fn list(&self, dialect: Dialect) -> Vec<&Task> {
+    /// Tasks of a dialect that `owner` may see, oldest first.
+    pub fn list(&self, dialect: Dialect, owner: Option<&Owner>) -> Vec<&Task> {
         self.by_creation
             .values()
             .filter_map(|id| self.tasks.get(id))
-            .filter(|t| t.dialect == dialect)
+            .filter(|t| t.dialect == dialect && t.visible_to(owner))
             .collect()
     }
 
@@ -512,7 +529,7 @@ mod tests {
     /// A new working task's id.
     fn working(store: &mut Store, job: JobId, ttl: Option<Duration>, now: Instant) -> String {
         store
-            .create(job, Dialect::Core, ttl, now)
+            .create(job, Dialect::Core, None, ttl, now)
             .unwrap()
             .id
             .clone()
@@ -524,7 +541,7 @@ mod tests {
         let now = Instant::now();
         let a = working(&mut store, 1, Some(Duration::from_secs(60)), now);
         let b = store
-            .create(2, Dialect::Extension, None, now)
+            .create(2, Dialect::Extension, None, None, now)
             .unwrap()
             .id
             .clone();
@@ -541,10 +558,42 @@ mod tests {
     }
 
     #[test]
+    fn a_task_is_seen_only_by_its_owner() {
+        let mut store = Store::default();
+        let now = Instant::now();
+        let (ann, bob) = ([1u8; 32], [2u8; 32]);
+        let of_ann = store
+            .create(1, Dialect::Extension, Some(ann), None, now)
+            .unwrap()
+            .id
+            .clone();
+        let anonymous = store
+            .create(2, Dialect::Extension, None, None, now)
+            .unwrap()
+            .id
+            .clone();
+        let task = store.get(&of_ann).unwrap();
+        assert!(task.visible_to(Some(&ann)));
+        assert!(!task.visible_to(Some(&bob)));
+        assert!(!task.visible_to(None));
+        assert!(!store.get(&anonymous).unwrap().visible_to(Some(&ann)));
+        let ids = |owner| -> Vec<String> {
+            store
+                .list(Dialect::Extension, owner)
+                .iter()
+                .map(|t| t.id.clone())
+                .collect()
+        };
+        assert_eq!(ids(Some(&ann)), vec![of_ann.clone()]);
+        assert!(ids(Some(&bob)).is_empty());
+        assert_eq!(ids(None), vec![anonymous]);
+    }
+
+    #[test]
     fn task_ids_may_name_their_replica() {
         let mut store = Store::with_id_prefix("r2-");
         let id = store
-            .create(1, Dialect::Extension, None, Instant::now())
+            .create(1, Dialect::Extension, None, None, Instant::now())
             .unwrap()
             .id
             .clone();
@@ -557,7 +606,7 @@ mod tests {
         let mut store = Store::default();
         let now = Instant::now();
         let first = store
-            .create(1, Dialect::Extension, None, now)
+            .create(1, Dialect::Extension, None, None, now)
             .unwrap()
             .id
             .clone();
@@ -574,7 +623,7 @@ mod tests {
         assert_eq!(wire["status"], "completed");
         assert_eq!(wire["result"]["isError"], false);
         let second = store
-            .create(2, Dialect::Extension, None, now)
+            .create(2, Dialect::Extension, None, None, now)
             .unwrap()
             .id
             .clone();
@@ -652,12 +701,12 @@ mod tests {
             working(&mut store, job, None, now);
         }
         assert_eq!(
-            store.create(9_999, Dialect::Core, None, now).err(),
+            store.create(9_999, Dialect::Core, None, None, now).err(),
             Some(Full)
         );
         assert_eq!(store.len(), MAX_TASKS);
         // Ended tasks make room, the oldest first.
-        let second = store.list(Dialect::Core)[1].id.clone();
+        let second = store.list(Dialect::Core, None)[1].id.clone();
         store.end(&second, Ending::Cancelled);
         store.end(&first, Ending::Cancelled);
         working(&mut store, 10_000, None, now);
@@ -669,7 +718,9 @@ mod tests {
         working(&mut store, 10_001, None, now);
         assert!(store.get(&second).is_none());
         assert_eq!(store.len(), MAX_TASKS);
-        assert!(store.create(10_002, Dialect::Core, None, now).is_err());
+        assert!(store
+            .create(10_002, Dialect::Core, None, None, now)
+            .is_err());
     }
 
     #[test]
@@ -684,7 +735,7 @@ mod tests {
             store.expire(now);
             // Short-lived tasks expire, most others end; every fifth keeps working.
             let ttl = Duration::from_millis(if job % 3 == 0 { 5 } else { 60_000 });
-            match store.create(job, Dialect::Core, Some(ttl), now) {
+            match store.create(job, Dialect::Core, None, Some(ttl), now) {
                 Ok(task) => {
                     let task = task.id.clone();
                     created += 1;
@@ -703,7 +754,7 @@ mod tests {
         assert_eq!(created + refused, 50_000);
         assert!(refused > 0, "working tasks filled the store");
         let working = store
-            .list(Dialect::Core)
+            .list(Dialect::Core, None)
             .iter()
             .filter(|t| !t.status.is_terminal())
             .count();

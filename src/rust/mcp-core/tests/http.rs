@@ -1180,22 +1180,39 @@ fn with_tasks(id: u64, method: &str, params: Value) -> Value {
 
 /// Sends a tasks method for `task` with the routing headers it needs.
 fn task_method(address: SocketAddr, id: u64, method: &str, task: &str, extra: Value) -> Reply {
+    task_method_as(address, None, id, method, task, extra)
+}
+
+/// The same, with `Authorization: <authorization>` when given.
+fn task_method_as(
+    address: SocketAddr,
+    authorization: Option<&str>,
+    id: u64,
+    method: &str,
+    task: &str,
+    extra: Value,
+) -> Reply {
     let mut params = json!({"taskId": task});
     for (k, v) in extra.as_object().unwrap() {
         params[k] = v.clone();
     }
-    post(
-        address,
-        &modern_headers(method, Some(task)),
-        &with_tasks(id, method, params),
-    )
+    let mut headers = modern_headers(method, Some(task));
+    headers.extend(authorization.map(|a| ("Authorization", a)));
+    post(address, &headers, &with_tasks(id, method, params))
 }
 
 /// Creates a task with a 2026-07-28 call over HTTP; its id.
 fn create_task(address: SocketAddr, id: u64, tool: &str) -> String {
+    create_task_as(address, None, id, tool)
+}
+
+/// The same, with `Authorization: <authorization>` when given.
+fn create_task_as(address: SocketAddr, authorization: Option<&str>, id: u64, tool: &str) -> String {
+    let mut headers = modern_headers("tools/call", Some(tool));
+    headers.extend(authorization.map(|a| ("Authorization", a)));
     let reply = post(
         address,
-        &modern_headers("tools/call", Some(tool)),
+        &headers,
         &with_tasks(id, "tools/call", json!({"name": tool, "arguments": {}})),
     );
     assert_eq!(reply.status, 200);
@@ -1663,4 +1680,232 @@ fn sessions_and_listen_streams_hear_of_changes_and_resource_updates() {
     }
     assert!(seen.contains(": ping"), "the stream is alive: {seen}");
     assert!(!seen.contains("data:"), "{seen}");
+}
+
+/// What a tasks method gets for a task id the server never issued, as it
+/// would read for `task`: another owner's task must get exactly this.
+fn unknown_answer(
+    address: SocketAddr,
+    authorization: &str,
+    id: u64,
+    method: &str,
+    task: &str,
+    extra: Value,
+) -> (u16, Value) {
+    // Same length and shape as a real id, so that only the id differs.
+    let last = if task.ends_with('0') { "1" } else { "0" };
+    let made_up = format!("{}{last}", &task[..task.len() - 1]);
+    let reply = task_method_as(address, Some(authorization), id, method, &made_up, extra);
+    let status = reply.status;
+    let text = reply.body().replace(&made_up, task);
+    (status, serde_json::from_str(&text).unwrap())
+}
+
+/// Everything an event stream sends within `wait` (then it is left open).
+fn stream_text_within(reply: &mut Reply, wait: Duration) -> String {
+    reply.reader.get_ref().set_read_timeout(Some(wait)).unwrap();
+    let mut text = String::new();
+    let until = std::time::Instant::now() + wait;
+    while std::time::Instant::now() < until {
+        let mut line = String::new();
+        match reply.reader.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => text.push_str(&line),
+        }
+    }
+    text
+}
+
+#[test]
+fn a_stateless_task_is_reached_only_with_the_token_that_created_it() {
+    let h = start(Options {
+        bearer_tokens: vec!["alice".into(), "bob".into()],
+        ..options()
+    });
+    let (alice, bob) = ("Bearer alice", "Bearer bob");
+    let task = create_task_as(h.address, Some(alice), 1, "task_ask");
+    let as_alice =
+        |id, method: &str, extra| task_method_as(h.address, Some(alice), id, method, &task, extra);
+    let status_for_alice =
+        |id| as_alice(id, "tasks/get", json!({})).json()["result"]["status"].clone();
+    for _ in 0..200 {
+        if status_for_alice(2) == "input_required" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(status_for_alice(3), "input_required");
+    let name = |n: &str| json!({"action": "accept", "content": {"name": n}});
+    let answers = json!({"inputResponses": {"first": name("Eve"), "last": name("Evil")}});
+    // To bob, every method finds no such task, word for word.
+    for (id, method, extra) in [
+        (10, "tasks/get", json!({})),
+        (11, "tasks/update", answers.clone()),
+        (12, "tasks/cancel", json!({})),
+    ] {
+        let reply = task_method_as(h.address, Some(bob), id, method, &task, extra.clone());
+        let status = reply.status;
+        let answer = reply.json();
+        assert_eq!(
+            (status, answer.clone()),
+            unknown_answer(h.address, bob, id, method, &task, extra),
+            "{method} by another token must look like an unknown id"
+        );
+        assert_eq!(status, 400, "{answer}");
+    }
+    // Nor did bob's update or cancel touch it.
+    assert_eq!(status_for_alice(13), "input_required");
+    // Bob's listen stream follows none of it; alice's does.
+    let listen_as = |authorization, id| {
+        let mut headers = modern_headers("subscriptions/listen", None);
+        headers.push(("Authorization", authorization));
+        let mut reply = post(
+            h.address,
+            &headers,
+            &with_tasks(
+                id,
+                "subscriptions/listen",
+                json!({"notifications": {"taskIds": [task]}}),
+            ),
+        );
+        assert!(reply.is_sse());
+        let ack = reply.event().unwrap();
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+        (reply, ack["params"]["notifications"]["taskIds"].clone())
+    };
+    let (mut bobs, followed) = listen_as(bob, 20);
+    assert_eq!(
+        followed,
+        json!([]),
+        "another's task is left out as an unknown one"
+    );
+    let (mut alices, followed) = listen_as(alice, 21);
+    assert_eq!(followed, json!([task]));
+    assert_eq!(
+        alices.event().unwrap()["params"]["status"],
+        "input_required"
+    );
+    // Alice answers: the task completes, and only her stream hears of it.
+    let ack = as_alice(22, "tasks/update", answers);
+    assert_eq!(ack.status, 200);
+    // Working again, then completed (the stand-in for R answers at once).
+    let mut completed = false;
+    for _ in 0..5 {
+        let heard = alices.event().unwrap();
+        assert_eq!(heard["method"], "notifications/tasks");
+        if heard["params"]["status"] == "completed" {
+            completed = true;
+            break;
+        }
+        assert_eq!(heard["params"]["status"], "working", "{heard}");
+    }
+    assert!(completed, "alice's stream heard the task complete");
+    let done = as_alice(23, "tasks/get", json!({})).json();
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    let bob_heard = stream_text_within(&mut bobs, Duration::from_millis(300));
+    assert!(
+        !bob_heard.contains(&task),
+        "bob's stream heard: {bob_heard}"
+    );
+    // Bob's own tasks are his, and alice's requests do not find them.
+    let his = create_task_as(h.address, Some(bob), 30, "task_slow");
+    let get = task_method_as(h.address, Some(bob), 31, "tasks/get", &his, json!({}));
+    assert_eq!(get.status, 200);
+    let by_alice = task_method_as(h.address, Some(alice), 32, "tasks/cancel", &his, json!({}));
+    assert_eq!(by_alice.status, 400);
+    let still = task_method_as(h.address, Some(bob), 33, "tasks/get", &his, json!({})).json();
+    assert_eq!(still["result"]["status"], "working", "{still}");
+    let _ = task_method_as(h.address, Some(bob), 34, "tasks/cancel", &his, json!({}));
+}
+
+#[test]
+fn handshake_era_tasks_stay_in_their_session() {
+    let h = start(Options {
+        bearer_tokens: vec!["alice".into(), "bob".into()],
+        ..options()
+    });
+    let open = |token: &str| {
+        let auth = format!("Bearer {token}");
+        let reply = post(
+            h.address,
+            &[("Authorization", auth.as_str())],
+            &initialize_request("2025-11-25", json!({})),
+        );
+        assert_eq!(reply.status, 200);
+        let session = reply.header("mcp-session-id").unwrap().to_string();
+        let done = post(
+            h.address,
+            &[
+                ("Authorization", auth.as_str()),
+                ("Mcp-Session-Id", &session),
+            ],
+            &initialized_notification(),
+        );
+        assert_eq!(done.status, 202);
+        (auth, session)
+    };
+    let in_session = |(auth, session): &(String, String), body: Value| {
+        post(
+            h.address,
+            &[
+                ("Authorization", auth.as_str()),
+                ("Mcp-Session-Id", session),
+            ],
+            &body,
+        )
+        .json()
+    };
+    let alices = open("alice");
+    let mut request = call(1, "task_only", json!({}));
+    request["params"]["task"] = json!({});
+    let created = in_session(&alices, request);
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let list = json!({"jsonrpc":"2.0","id":2,"method":"tasks/list"});
+    let listed = in_session(&alices, list.clone());
+    assert_eq!(listed["result"]["tasks"][0]["taskId"], task.as_str());
+    // Bob (a session of his own; alice's is not found with his token) sees
+    // none of it, through any method.
+    let bobs = open("bob");
+    assert!(in_session(&bobs, list)["result"]["tasks"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+        let answer = in_session(
+            &bobs,
+            json!({"jsonrpc":"2.0","id":3,"method":method,"params":{"taskId":task}}),
+        );
+        assert_eq!(answer["error"]["code"], -32602, "{method}: {answer}");
+    }
+    // Alice's own session still finds it.
+    let get = in_session(
+        &alices,
+        json!({"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":task}}),
+    );
+    assert_eq!(get["result"]["taskId"], task.as_str(), "{get}");
+}
+
+#[test]
+fn without_tokens_configured_any_request_reaches_a_task() {
+    let h = start(options());
+    let task = create_task(h.address, 1, "task_slow");
+    // An Authorization header means nothing to a server that checks none.
+    for (id, authorization) in [(2, None), (3, Some("Bearer anyone")), (4, Some("Basic x"))] {
+        let reply = task_method_as(h.address, authorization, id, "tasks/get", &task, json!({}));
+        assert_eq!(reply.status, 200, "{authorization:?}");
+        assert_eq!(reply.json()["result"]["status"], "working");
+    }
+    let cancel = task_method_as(
+        h.address,
+        Some("Bearer other"),
+        5,
+        "tasks/cancel",
+        &task,
+        json!({}),
+    );
+    assert_eq!(cancel.status, 200);
+    poll_task(h.address, &task, "cancelled");
 }

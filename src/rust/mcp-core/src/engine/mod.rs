@@ -441,6 +441,9 @@ pub struct Engine {
     listen_uris: HashMap<RequestId, HashSet<String>>,
     /// Who the client is, as the bearer-token check described it (HTTP).
     auth: Option<Value>,
+    /// Whose credentials its requests carry (HTTP with authentication): the
+    /// tasks it creates are theirs, and it reaches no one else's.
+    owner: Option<tasks::Owner>,
 }
 
 /// What the engines of one server share (see [`Engine::sharing`]).
@@ -515,6 +518,7 @@ impl Engine {
             resource_subscriptions: HashSet::new(),
             listen_uris: HashMap::new(),
             auth: None,
+            owner: None,
         }
     }
 
@@ -522,6 +526,13 @@ impl Engine {
     /// bearer-token function), for the calls it starts.
     pub fn with_auth(mut self, auth: Option<Value>) -> Engine {
         self.auth = auth;
+        self
+    }
+
+    /// Tells the engine whose credentials its requests carry (see
+    /// [`tasks::Owner`]): its tasks are theirs, and others' are unknown to it.
+    pub fn with_owner(mut self, owner: Option<tasks::Owner>) -> Engine {
+        self.owner = owner;
         self
     }
 

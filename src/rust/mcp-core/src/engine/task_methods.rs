@@ -182,18 +182,22 @@ impl Engine {
         ttl: Option<Duration>,
         now: Instant,
     ) -> Result<(String, Value), Value> {
-        let created = self.tasks().create(job, dialect, ttl, now).map(|task| {
-            let body = match dialect {
-                Dialect::Core => json!({ "task": task.core_wire() }),
-                Dialect::Extension => {
-                    let mut t = task.extension_wire(false);
-                    t.insert("resultType".into(), json!("task"));
-                    t.insert("_meta".into(), Value::Object(self.server_meta.clone()));
-                    Value::Object(t)
-                }
-            };
-            (task.id.clone(), body)
-        });
+        let owner = self.owner;
+        let created = self
+            .tasks()
+            .create(job, dialect, owner, ttl, now)
+            .map(|task| {
+                let body = match dialect {
+                    Dialect::Core => json!({ "task": task.core_wire() }),
+                    Dialect::Extension => {
+                        let mut t = task.extension_wire(false);
+                        t.insert("resultType".into(), json!("task"));
+                        t.insert("_meta".into(), Value::Object(self.server_meta.clone()));
+                        Value::Object(t)
+                    }
+                };
+                (task.id.clone(), body)
+            });
         created.map_err(|_| {
             limit_reached(
                 &format!(
@@ -326,7 +330,8 @@ impl Engine {
     }
 
     /// The live task of `dialect` that `params.taskId` names, after expired
-    /// tasks are forgotten; or the error response for the request.
+    /// tasks are forgotten; or the error response for the request. A task
+    /// of another owner gets the very answer an unknown id gets.
     fn known_task(
         &mut self,
         id: &RequestId,
@@ -341,7 +346,7 @@ impl Engine {
         let found = self
             .tasks()
             .get(task_id)
-            .filter(|task| task.dialect == dialect)
+            .filter(|task| task.dialect == dialect && task.visible_to(self.owner.as_ref()))
             .map(|task| (task.id.clone(), task.job));
         found.ok_or_else(|| unknown_task(id, task_id))
     }
@@ -358,7 +363,7 @@ impl Engine {
             self.expire_tasks(Instant::now(), out);
             let tasks: Vec<Value> = self
                 .tasks()
-                .list(Dialect::Core)
+                .list(Dialect::Core, self.owner.as_ref())
                 .iter()
                 .map(|t| t.core_wire())
                 .collect();
@@ -539,8 +544,10 @@ impl Engine {
     /// The tasks a `subscriptions/listen` asks to follow
     /// (`notifications.taskIds`), each with where it stands now: `None` when
     /// it asks for none. Only live tasks of the extension are followed (ids
-    /// are the server's own: no task can appear later under another one).
-    /// A request that did not declare the extension gets -32021.
+    /// are the server's own: no task can appear later under another one),
+    /// and only those of the request's owner: another's is left out exactly
+    /// as an unknown id is. A request that did not declare the extension
+    /// gets -32021.
     pub(super) fn listen_tasks(
         &mut self,
         params: &Value,
@@ -570,13 +577,17 @@ impl Engine {
             ));
         };
         self.expire_tasks(Instant::now(), out);
+        let owner = self.owner;
         let store = self.tasks();
         let mut followed: Vec<(String, Value)> = Vec::new();
         // A set, not a scan of `followed`: a client may list an id many
         // thousand times, which must not cost ids × tasks comparisons.
         let mut seen = std::collections::HashSet::new();
         for id in ids.iter().filter_map(Value::as_str) {
-            let Some(task) = store.get(id).filter(|t| t.dialect == Dialect::Extension) else {
+            let Some(task) = store
+                .get(id)
+                .filter(|t| t.dialect == Dialect::Extension && t.visible_to(owner.as_ref()))
+            else {
                 continue;
             };
             if seen.insert(id) {

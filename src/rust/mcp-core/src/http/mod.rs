@@ -20,7 +20,9 @@
 //!   share (bounded, expiring), so any later request of the process finds
 //!   them (`tasks/get`, `tasks/update`, `tasks/cancel`, listen streams
 //!   following `taskIds`); the creating request's stream ends with the
-//!   task's handle, and closing it never cancels the task.
+//!   task's handle, and closing it never cancels the task. With tokens
+//!   configured, a task belongs to the credentials that created it (see
+//!   [`security::task_owner`]): to anyone else it is an unknown id.
 //! - The 2024-11-05 HTTP+SSE transport (GET `/sse` + POST `/messages`) is
 //!   not served: deprecated since 2025-03-26, absent from the conformance
 //!   suite and dropped by the TypeScript SDK, while every maintained client
@@ -183,9 +185,23 @@ struct Hub {
 /// Who sent a request, once its token (if any is required) passed.
 #[derive(Clone, Default)]
 struct Caller {
+    /// The token's hash: what a handshake-era session is bound to.
     principal: Option<Principal>,
     /// What the token function said about the caller, for tools.
     identity: Option<Value>,
+    /// Whose tasks the request reaches (see [`security::task_owner`]).
+    owner: Option<crate::tasks::Owner>,
+}
+
+impl Caller {
+    fn new(principal: Option<Principal>, identity: Option<Value>) -> Caller {
+        let owner = principal.map(|hash| security::task_owner(hash, identity.as_ref()));
+        Caller {
+            principal,
+            identity,
+            owner,
+        }
+    }
 }
 
 /// The running HTTP front: its thread and how to stop it.
@@ -523,10 +539,7 @@ impl Hub {
     async fn authorize(self: &Arc<Self>, authorization: Option<&str>) -> Result<Caller, Refusal> {
         let Some(checker) = &self.checker else {
             let principal = self.policy.check_token(authorization)?;
-            return Ok(Caller {
-                principal,
-                identity: None,
-            });
+            return Ok(Caller::new(principal, None));
         };
         let Some(token) = security::bearer_token(authorization) else {
             return Err(Refusal::Token {
@@ -535,10 +548,9 @@ impl Hub {
         };
         let hash = security::token_hash(token);
         match checker.check(&self.front, hash, token).await {
-            tokens::Checked::Verdict(tokens::Verdict::Allow(identity)) => Ok(Caller {
-                principal: Some(hash),
-                identity,
-            }),
+            tokens::Checked::Verdict(tokens::Verdict::Allow(identity)) => {
+                Ok(Caller::new(Some(hash), identity))
+            }
             tokens::Checked::Verdict(tokens::Verdict::Deny) => Err(Refusal::Token { sent: true }),
             tokens::Checked::Failed => Err(Refusal::CheckFailed),
             tokens::Checked::Unavailable => Err(Refusal::CheckUnavailable),
@@ -742,7 +754,9 @@ impl Hub {
             Err(r) => return r,
         };
         let postbox = Arc::new(Postbox::default());
-        let slot = self.front.request_slot(postbox.clone(), caller.identity);
+        let slot = self
+            .front
+            .request_slot(postbox.clone(), caller.identity, caller.owner);
         if method == "subscriptions/listen" {
             // It hears of changes and resource updates while it is open.
             self.front.follow(&slot);
@@ -944,7 +958,9 @@ impl Hub {
             );
         }
         let postbox = Arc::new(Postbox::default());
-        let slot = self.front.session_slot(postbox.clone(), caller.identity);
+        let slot = self
+            .front
+            .session_slot(postbox.clone(), caller.identity, caller.owner);
         let (tx, mut rx) = streams::stream();
         postbox.open(&id, tx);
         self.front.inbound(&slot, Some(id.clone()), line);

@@ -9,6 +9,7 @@
 //! other address the server cannot guess its own names: they must be given
 //! (or the check switched off explicitly, behind a proxy that does it).
 
+use serde_json::Value;
 use std::net::IpAddr;
 
 /// Names accepted in `Host` and `Origin`.
@@ -169,6 +170,66 @@ pub fn token_hash(token: &str) -> Principal {
     sha2::Sha256::digest(token.as_bytes()).into()
 }
 
+/// Who owns the tasks a request creates, and so which tasks it reaches.
+///
+/// When the token function described the holder (`identity`), the owner is
+/// that description, not the token: a client whose token was refreshed (a
+/// new token for the same holder, as OAuth access tokens are every hour or
+/// so) still reaches the tasks it started, which may run for a day. So the
+/// description must name the holder alone; any field that differs between
+/// two tokens of one holder (an expiry, a token id) makes each token an
+/// owner of its own, which is safe but loses that. Otherwise (fixed tokens,
+/// or a function that answered `TRUE`) the token is all there is to go on,
+/// and its hash is the owner.
+///
+/// The description is digested in a canonical form (object keys sorted at
+/// every level, since R lists keep their order) behind a prefix no token
+/// can carry, so a description never digests like a token.
+pub fn task_owner(token_hash: Principal, identity: Option<&Value>) -> crate::tasks::Owner {
+    use sha2::Digest;
+    let Some(identity) = identity else {
+        return token_hash;
+    };
+    let mut text = String::new();
+    canonical_json(identity, &mut text);
+    let mut digest = sha2::Sha256::new();
+    // A NUL cannot appear in a header value, so in no bearer token.
+    digest.update(b"mcpserver task owner\0");
+    digest.update(text.as_bytes());
+    digest.finalize().into()
+}
+
+/// `value` as compact JSON with the keys of every object sorted.
+fn canonical_json(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (n, key) in keys.into_iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                canonical_json(&map[key], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (n, item) in items.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                canonical_json(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
@@ -266,5 +327,28 @@ mod tests {
             p.check_token(Some("s3cret")),
             Err(Refusal::Token { sent: true })
         );
+    }
+
+    #[test]
+    fn a_described_holder_owns_tasks_whatever_the_token_or_key_order() {
+        use serde_json::json;
+        let (old, new) = (token_hash("old-token"), token_hash("refreshed-token"));
+        let ann = json!({"user": "ann", "org": {"id": 1, "name": "x"}});
+        let ann_reordered = json!({"org": {"name": "x", "id": 1}, "user": "ann"});
+        assert_eq!(
+            task_owner(old, Some(&ann)),
+            task_owner(new, Some(&ann_reordered))
+        );
+        assert_ne!(
+            task_owner(old, Some(&ann)),
+            task_owner(
+                old,
+                Some(&json!({"user": "bob", "org": {"id": 1, "name": "x"}}))
+            )
+        );
+        // Without a description each token is its own owner.
+        assert_eq!(task_owner(old, None), old);
+        assert_ne!(task_owner(old, None), task_owner(new, None));
+        assert_ne!(task_owner(old, Some(&ann)), old);
     }
 }

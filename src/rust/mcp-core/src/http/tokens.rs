@@ -151,7 +151,7 @@ impl Checker {
             settings,
             cache: Mutex::new(VerdictCache::new(CACHE_CAPACITY)),
             in_flight: Mutex::new(HashMap::new()),
-            slot: front.session_slot(postbox.clone(), None),
+            slot: front.session_slot(postbox.clone(), None, None),
             postbox,
             next_id: AtomicU64::new(1),
         }
