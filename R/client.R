@@ -318,13 +318,21 @@ client_server_message <- function(client, msg) {
   if (!can_answer(client, msg$method)) {
     return(client_send(client, list(jsonrpc = "2.0", id = msg$id, error = list(code = -32601L, message = "Method not found"))))
   }
-  result <- tryCatch(input_result(client, msg$method, msg$params), error = function(e) {
-    client_send(client, list(jsonrpc = "2.0", id = msg$id, error = list(
-      code = -32603L, message = paste0("The R client failed to answer: ", conditionMessage(e))
-    )))
-    stop(e)
-  })
-  client_send(client, list(jsonrpc = "2.0", id = msg$id, result = result))
+  # The answer is encoded inside the handler too: one that cannot become
+  # JSON must still answer the server, whose tool would otherwise wait.
+  answer <- tryCatch(
+    {
+      result <- input_result(client, msg$method, msg$params)
+      rust(json_encode_(list(jsonrpc = "2.0", id = msg$id, result = result), FALSE))
+    },
+    error = function(e) {
+      client_send(client, list(jsonrpc = "2.0", id = msg$id, error = list(
+        code = -32603L, message = paste0("The R client failed to answer: ", conditionMessage(e))
+      )))
+      stop(e)
+    }
+  )
+  rust(client$process$send(answer))
 }
 
 # A request that may be answered with 2026-07-28 input_required rounds

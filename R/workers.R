@@ -94,7 +94,11 @@ workers_stop <- function(pool) {
   }
   pool$running <- list()
   pool$asking <- list()
+  pool$waiting <- list()
+  # Put back once only: a second stop() must not undo a plan the user set
+  # after the first.
   if (!is.null(pool$previous_plan)) future::plan(pool$previous_plan)
+  pool$previous_plan <- NULL
   unlink(pool$flags, recursive = TRUE)
   invisible()
 }

@@ -189,4 +189,7 @@ test_that("concurrent tools run on workers while the session serves in the backg
   # Stopping ends the pool and puts the plan back.
   r_command(session, "srv$stop(); cat('sequential again:', inherits(future::plan(), 'sequential'), '\\n')")
   expect_equal(r_wait(session, "sequential again: ([A-Z]+)"), "TRUE")
+  # Stopping again changes nothing: a plan the user set since is kept.
+  r_command(session, "future::plan(future::multicore, workers = 2); srv$stop(); cat('still mine:', inherits(future::plan(), 'multicore'), '\\n')")
+  expect_equal(r_wait(session, "still mine: ([A-Z]+)"), "TRUE")
 })

@@ -211,6 +211,18 @@ test_that("an error in an answering function is raised, and the server goes on",
   mcp_close(client)
 })
 
+test_that("an answer that cannot become JSON is an error the server hears of", {
+  # The shape passes the checks, but a function cannot be sent: the
+  # server's tool must get an error response, not wait for ever.
+  garbage <- function(messages, params) list(role = "assistant", content = function() 1, model = "x")
+  for (version in c("2025-11-25", "2026-07-28")) {
+    client <- mcp_client(fixture("asking.R"), protocol_version = version, sample = garbage, roots = two_roots, timeout = 10)
+    expect_error(mcp_call(client, "capital"), "cannot convert a function to JSON", info = version)
+    expect_equal(mcp_call(client, "roots")$text, "2 roots: file:///work/project Project; file:///data NA", info = version)
+    mcp_close(client)
+  }
+})
+
 test_that("mcp_client() checks sample and roots", {
   expect_error(mcp_client(fixture("asking.R"), sample = "model"), "`sample` must be NULL or a function")
   expect_error(mcp_client(fixture("asking.R"), roots = 1), "`roots` must be a character vector")

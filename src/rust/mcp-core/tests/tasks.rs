@@ -959,6 +959,31 @@ fn an_extension_task_takes_answers_in_parts_and_tells_its_listeners() {
 }
 
 #[test]
+fn a_listen_naming_a_task_thousands_of_times_follows_it_once() {
+    let mut h = H::new();
+    let ext = json!({"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}});
+    let meta = modern_meta(ext);
+    let created = h.one(call(json!(1), "maybe", json!({"_meta": meta})));
+    let task_id = created["result"]["taskId"].as_str().unwrap().to_string();
+    // The same id many times over, and ids of no task: one task followed.
+    let mut ids: Vec<Value> = vec![json!(task_id); 20_000];
+    ids.extend((0..20_000).map(|n| json!(format!("no-such-task-{n}"))));
+    let listen = json!({"jsonrpc":"2.0","id":"sub","method":"subscriptions/listen","params":{
+        "notifications":{"taskIds":ids},"_meta":meta}});
+    let written = h.send(listen);
+    assert_eq!(written.len(), 2, "the acknowledgement and one status");
+    assert_eq!(
+        written[0]["params"]["notifications"]["taskIds"],
+        json!([task_id])
+    );
+    assert_eq!(written[1]["method"], "notifications/tasks");
+    assert_eq!(
+        h.watches,
+        vec![("\"sub\"".to_string(), vec![task_id.clone()])]
+    );
+}
+
+#[test]
 fn engines_for_one_request_each_share_the_tasks_of_the_server() {
     use mcp_core::engine::Shared;
     let registry = mcp_core::registry::Live::new(Arc::new(

@@ -580,6 +580,9 @@ impl Engine {
         let owner = self.owner;
         let store = self.tasks();
         let mut followed: Vec<(String, Value)> = Vec::new();
+        // A set, not a scan of `followed`: a client may list an id many
+        // thousand times, which must not cost ids × tasks comparisons.
+        let mut seen = std::collections::HashSet::new();
         for id in ids.iter().filter_map(Value::as_str) {
             let Some(task) = store
                 .get(id)
@@ -587,7 +590,7 @@ impl Engine {
             else {
                 continue;
             };
-            if !followed.iter().any(|(known, _)| known == id) {
+            if seen.insert(id) {
                 followed.push((id.to_string(), Value::Object(task.extension_wire(true))));
             }
         }

@@ -934,7 +934,7 @@ impl Hub {
         let (log, rx) = session.postbox.open_logged(ids, primed)?;
         let guard = {
             let log = log.clone();
-            OnDrop::new(move || log.detach())
+            OnDrop::new(move || log.detach_connection(streams::FIRST_CONNECTION))
         };
         Some((rx, guard, Some(log)))
     }
@@ -1093,7 +1093,13 @@ impl Hub {
         permit: OwnedSemaphorePermit,
     ) -> Response<Body> {
         let resumed = EventId::parse(last).and_then(|after| session.postbox.resume(after));
-        let Some((log, missed, rx)) = resumed else {
+        let Some(streams::Resumed {
+            log,
+            missed,
+            rx,
+            connection,
+        }) = resumed
+        else {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
                 None,
@@ -1102,7 +1108,7 @@ impl Hub {
             );
         };
         session.touch();
-        let guard = OnDrop::new(move || log.detach());
+        let guard = OnDrop::new(move || log.detach_connection(connection));
         let body = SseBody::new(missed, rx, self.options.keepalive, guard, Some(permit));
         sse_response(body)
     }

@@ -90,6 +90,20 @@ pub enum Piece {
 
 pub type StreamRx = mpsc::Receiver<Piece>;
 
+/// The number of a resumable stream's first connection, the POST's.
+pub const FIRST_CONNECTION: u64 = 0;
+
+/// A resumed stream (see [`Postbox::resume`]).
+pub struct Resumed {
+    pub log: Arc<EventLog>,
+    /// The events the client missed, to send first.
+    pub missed: VecDeque<Piece>,
+    /// What follows.
+    pub rx: StreamRx,
+    /// The connection's number, for [`EventLog::detach_connection`].
+    pub connection: u64,
+}
+
 fn channel() -> (mpsc::Sender<Piece>, StreamRx) {
     mpsc::channel(STREAM_CAPACITY + 1)
 }
@@ -171,6 +185,9 @@ struct LogInner {
     /// The last messages, oldest first: (seq, is the response, line).
     events: VecDeque<(u64, bool, String)>,
     live: Option<mpsc::Sender<Piece>>,
+    /// Which connection `live` is: [`FIRST_CONNECTION`] for the POST's,
+    /// one more for each resumption.
+    connection: u64,
     /// The response is in the log, or none will come.
     ended: bool,
     /// Its requests, whose routes go when it is dropped unfinished.
@@ -191,6 +208,7 @@ impl EventLog {
                 next_seq: 1,
                 events: VecDeque::new(),
                 live: Some(tx),
+                connection: FIRST_CONNECTION,
                 ended: false,
                 requests,
                 bytes: 0,
@@ -239,9 +257,10 @@ impl EventLog {
         inner.ended |= last;
     }
 
-    /// A connection resumes after `after`: what it missed, and the channel
-    /// for what follows. It takes the place of any earlier connection.
-    fn attach(&self, after: u64) -> (VecDeque<Piece>, StreamRx) {
+    /// A connection resumes after `after`: what it missed, the channel
+    /// for what follows, and its number (for [`EventLog::detach_connection`]).
+    /// It takes the place of any earlier connection.
+    fn attach(&self, after: u64) -> (VecDeque<Piece>, StreamRx, u64) {
         let mut inner = lock(&self.inner);
         let missed = inner
             .events
@@ -262,14 +281,27 @@ impl EventLog {
         let (tx, rx) = channel();
         // After the response nothing follows: the new stream ends with it.
         inner.live = (!inner.ended).then_some(tx);
+        inner.connection += 1;
         inner.touched = Instant::now();
-        (missed, rx)
+        (missed, rx, inner.connection)
     }
 
     /// Lets the connection go (its client reconnects for the rest).
     pub fn detach(&self) {
         let mut inner = lock(&self.inner);
         inner.live = None;
+        inner.touched = Instant::now();
+    }
+
+    /// Connection `connection` went away. A later one may have taken its
+    /// place already (a client reconnects as soon as its side of the
+    /// connection breaks; the server notices only on its next write), and
+    /// is left alone then.
+    pub fn detach_connection(&self, connection: u64) {
+        let mut inner = lock(&self.inner);
+        if inner.connection == connection {
+            inner.live = None;
+        }
         inner.touched = Instant::now();
     }
 
@@ -383,14 +415,19 @@ impl Postbox {
 
     /// A client reconnects after event `after`: what it missed, and the
     /// rest as it comes. `None` for a stream not kept (any more).
-    pub fn resume(&self, after: EventId) -> Option<(Arc<EventLog>, VecDeque<Piece>, StreamRx)> {
+    pub fn resume(&self, after: EventId) -> Option<Resumed> {
         self.sweep_logs(Instant::now());
         let log = lock(&self.logs)
             .iter()
             .find(|l| l.stream == after.stream)
             .cloned()?;
-        let (missed, rx) = log.attach(after.seq);
-        Some((log, missed, rx))
+        let (missed, rx, connection) = log.attach(after.seq);
+        Some(Resumed {
+            log,
+            missed,
+            rx,
+            connection,
+        })
     }
 
     /// Drops resumable streams nobody read for [`LOG_KEEP`].
@@ -909,7 +946,7 @@ mod tests {
         assert!(rx.try_recv().is_err(), "the connection's channel ended");
         postbox.deliver(note(), &Cause::Job(4));
         postbox.deliver(note(), &Cause::Job(4));
-        let (_, missed, mut rx) = postbox
+        let Resumed { missed, mut rx, .. } = postbox
             .resume(EventId {
                 stream: log.stream,
                 seq: 1,
@@ -921,7 +958,7 @@ mod tests {
         assert_eq!(ids_of(&rest), vec![4]);
         assert!(matches!(rest[0], Piece::Final(..)));
         // A client that lost that too gets it again, and the stream ends.
-        let (_, missed, mut rx) = postbox
+        let Resumed { missed, mut rx, .. } = postbox
             .resume(EventId {
                 stream: log.stream,
                 seq: 3,
@@ -936,6 +973,31 @@ mod tests {
     }
 
     #[test]
+    fn a_stale_connection_going_away_leaves_the_resumed_one_alone() {
+        let postbox = Postbox::default();
+        let (log, first) = postbox.open_logged(&[id(1)], true).expect("opened");
+        postbox.job_started(4, &id(1));
+        // The client reconnects before the server noticed its first
+        // connection broke (it notices on its next write, a keepalive).
+        let Resumed {
+            rx: mut resumed, ..
+        } = postbox
+            .resume(EventId {
+                stream: log.stream,
+                seq: 0,
+            })
+            .expect("kept");
+        // Only then does the first connection's guard run.
+        drop(first);
+        log.detach_connection(FIRST_CONNECTION);
+        postbox.deliver(jsonrpc::success(&id(1), "{}"), &Cause::Job(4));
+        assert!(
+            matches!(resumed.try_recv(), Ok(Piece::Final(..))),
+            "the resumed connection still gets the response"
+        );
+    }
+
+    #[test]
     fn a_log_keeps_its_last_events_and_a_session_its_last_logs() {
         let postbox = Postbox::default();
         let (log, _rx) = postbox.open_logged(&[id(1)], true).expect("opened");
@@ -945,7 +1007,7 @@ mod tests {
                 &Cause::Inbound(Some(id(1))),
             );
         }
-        let (_, missed, _) = postbox
+        let Resumed { missed, .. } = postbox
             .resume(EventId {
                 stream: log.stream,
                 seq: 0,

@@ -100,7 +100,10 @@ impl VerdictCache {
     }
 
     /// Remembers a verdict until `expires`. When full, expired verdicts
-    /// go first, then the one that would expire soonest.
+    /// go first, then the refusal that would expire soonest, and only when
+    /// there are none the acceptance that would: a client sending made-up
+    /// tokens fills the cache with refusals, which must not push out the
+    /// verdicts of the real users.
     pub fn insert(&mut self, token: Principal, verdict: Verdict, expires: Instant, now: Instant) {
         if self.capacity == 0 {
             return;
@@ -111,7 +114,7 @@ impl VerdictCache {
                 let soonest = self
                     .entries
                     .iter()
-                    .min_by_key(|(_, (_, at))| *at)
+                    .min_by_key(|(_, (verdict, at))| (*verdict != Verdict::Deny, *at))
                     .map(|(k, _)| *k);
                 if let Some(k) = soonest {
                     self.entries.remove(&k);
@@ -326,6 +329,43 @@ mod tests {
             cache.get(&token_hash("b"), later),
             Some(Verdict::Allow(None))
         );
+    }
+
+    #[test]
+    fn made_up_tokens_do_not_push_out_accepted_ones() {
+        let mut cache = VerdictCache::new(4);
+        let now = Instant::now();
+        let minute = now + Duration::from_secs(60);
+        cache.insert(token_hash("ann"), Verdict::Allow(None), minute, now);
+        cache.insert(token_hash("bob"), Verdict::Allow(None), minute, now);
+        for n in 0..100 {
+            let later = now + Duration::from_millis(n);
+            cache.insert(
+                token_hash(&format!("guess-{n}")),
+                Verdict::Deny,
+                minute,
+                later,
+            );
+        }
+        assert_eq!(cache.len(), 4);
+        assert!(cache.get(&token_hash("ann"), now).is_some());
+        assert!(cache.get(&token_hash("bob"), now).is_some());
+        assert!(
+            cache.get(&token_hash("guess-99"), now).is_some(),
+            "the newest refusal is kept"
+        );
+        // With only acceptances left, the one due soonest makes room.
+        let mut cache = VerdictCache::new(2);
+        cache.insert(token_hash("ann"), Verdict::Allow(None), minute, now);
+        cache.insert(
+            token_hash("bob"),
+            Verdict::Allow(None),
+            now + Duration::from_secs(9),
+            now,
+        );
+        cache.insert(token_hash("cy"), Verdict::Allow(None), minute, now);
+        assert!(cache.get(&token_hash("bob"), now).is_none());
+        assert!(cache.get(&token_hash("ann"), now).is_some());
     }
 
     #[test]
