@@ -130,14 +130,15 @@ test_that("2025-11-25 tasks: created at once, result fetched later", {
   exec <- lapply(listed$result$tools, function(t) t$execution$taskSupport)
   expect_equal(exec[[3]], "optional")
   expect_equal(exec[[4]], "required")
-  created <- request(client, 2, "tools/call", list(name = "slow_job", arguments = list(seconds = 1), task = list(ttl = 60000)))
+  # 3 s: long enough that tasks/get still finds it working on a loaded machine.
+  created <- request(client, 2, "tools/call", list(name = "slow_job", arguments = list(seconds = 3), task = list(ttl = 60000)))
   task <- created$result$task
   expect_equal(task$status, "working")
   expect_wire_valid(client$log[[length(client$log)]]$line, "2025-11-25", "CreateTaskResult")
   got <- request(client, 3, "tasks/get", list(taskId = task$taskId))
   expect_equal(got$result$status, "working")
   result <- request(client, 4, "tasks/result", list(taskId = task$taskId))
-  expect_equal(result$result$structuredContent, list(waited = 1L))
+  expect_equal(result$result$structuredContent, list(waited = 3L))
   expect_equal(result$result$`_meta`$`io.modelcontextprotocol/related-task`$taskId, task$taskId)
   r <- request(client, 5, "tools/call", list(name = "needs_task", arguments = empty))
   expect_equal(r$error$code, -32601L)
