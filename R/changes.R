@@ -53,7 +53,7 @@
 #'     description = "A note the user took"
 #'   ))
 #'   "Noted."
-#' }, "Take a note", arguments = list(text = type_string()))
+#' }, "Take a note", name = "add_note", arguments = list(text = type_string()))
 #' add_note("buy milk") # outside a server: no resource is added
 #' @export
 mcp_add <- function(x, server = NULL) {
