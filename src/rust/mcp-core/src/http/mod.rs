@@ -479,10 +479,7 @@ struct Pending {
 impl Hub {
     async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Response<Body> {
         let headers = request.headers();
-        if let Err(refusal) = self.policy.check_origin(
-            header_text(headers, header::HOST),
-            header_text(headers, header::ORIGIN),
-        ) {
+        if let Err(refusal) = self.policy.check_request(request.uri(), headers) {
             return self.refused(refusal);
         }
         let path = request.uri().path().to_string();
@@ -576,6 +573,12 @@ impl Hub {
                     .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
                 r
             }
+            Refusal::BadHost(why) => rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                -32000,
+                &format!("Bad Request: {why}"),
+            ),
             Refusal::Origin(origin) => rpc_error(
                 StatusCode::FORBIDDEN,
                 None,

@@ -28,7 +28,11 @@ pub enum Allowed {
 /// Why a request was refused.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Refusal {
-    /// 403: an `Origin` the server does not accept.
+    /// 400: no `Host`, more than one, or one that is not a host (RFC 9112
+    /// section 3.2); the text says which.
+    BadHost(String),
+    /// 403: an `Origin` the server does not accept (or more than one, or
+    /// one that is not an origin).
     Origin(String),
     /// 421: a `Host` the server does not answer to.
     Host(String),
@@ -42,56 +46,145 @@ pub enum Refusal {
 
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
-/// `host[:port]` split; IPv6 literals keep their brackets.
-fn split_port(authority: &str) -> (&str, Option<&str>) {
-    if authority.starts_with('[') {
-        return match authority.find(']') {
-            Some(end) => {
-                let host = &authority[..=end];
-                let port = authority[end + 1..].strip_prefix(':');
-                (host, port)
+/// A host and port as `Host` carries them (RFC 9112 section 3.2, RFC 3986
+/// section 3.2.2), lower-cased: `uri-host [":" port]`, where the host is
+/// an IP literal in brackets or a name made of letters, digits,
+/// `-._~!$&'()*+,;=` and %-escapes, and the port is digits. Anything else
+/// is not a host: `localhost:80@evil.com` (user information, which `Host`
+/// cannot carry), `[::1]evil`, `localhost:abc`, an empty name.
+#[derive(Debug, PartialEq, Eq)]
+struct Authority {
+    host: String,
+    port: Option<String>,
+}
+
+impl Authority {
+    fn parse(text: &str) -> Option<Authority> {
+        let text = text.to_ascii_lowercase();
+        let (host, port) = if text.starts_with('[') {
+            let end = text.find(']')?;
+            let literal = &text[1..end];
+            let is_literal = !literal.is_empty()
+                && literal
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.');
+            if !is_literal {
+                return None;
             }
-            None => (authority, None),
+            let rest = &text[end + 1..];
+            let port = match rest.strip_prefix(':') {
+                Some(port) => Some(port),
+                None if rest.is_empty() => None,
+                None => return None,
+            };
+            (&text[..=end], port)
+        } else {
+            let (host, port) = match text.split_once(':') {
+                Some((host, port)) => (host, Some(port)),
+                None => (text.as_str(), None),
+            };
+            if host.is_empty() || !is_reg_name(host) {
+                return None;
+            }
+            (host, port)
         };
+        if let Some(port) = port {
+            if port.is_empty() || port.len() > 5 || !port.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+        }
+        Some(Authority {
+            host: host.to_string(),
+            port: port.map(str::to_string),
+        })
     }
-    match authority.rsplit_once(':') {
-        Some((host, port)) if !host.contains(':') => (host, Some(port)),
-        _ => (authority, None),
+
+    /// `host[:port]` as parsed.
+    fn text(&self) -> String {
+        match &self.port {
+            Some(port) => format!("{}:{port}", self.host),
+            None => self.host.clone(),
+        }
     }
 }
 
-fn host_allowed(authority: &str, allowed: &Allowed) -> bool {
-    let authority = authority.trim().to_ascii_lowercase();
-    let (host, _) = split_port(&authority);
+/// RFC 3986 `reg-name`: unreserved characters, sub-delimiters and
+/// %-escapes (two hex digits each).
+fn is_reg_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'%' => {
+                let escaped = bytes.get(at + 1..at + 3);
+                if !escaped.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
+                    return false;
+                }
+                at += 3;
+                continue;
+            }
+            b if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=".contains(&b) => {}
+            _ => return false,
+        }
+        at += 1;
+    }
+    true
+}
+
+fn host_allowed(authority: &Authority, allowed: &Allowed) -> bool {
     match allowed {
         Allowed::Any => true,
-        Allowed::Loopback => LOOPBACK_NAMES.contains(&host),
-        Allowed::List(names) => names.iter().any(|name| {
-            let name = name.to_ascii_lowercase();
-            name == authority || name == host
-        }),
+        Allowed::Loopback => LOOPBACK_NAMES.contains(&authority.host.as_str()),
+        Allowed::List(names) => {
+            let full = authority.text();
+            names.iter().any(|name| {
+                let name = name.to_ascii_lowercase();
+                name == full || name == authority.host
+            })
+        }
     }
+}
+
+/// An `Origin` (RFC 6454 section 7): `scheme "://" host [":" port]`, with
+/// nothing after it; the scheme lower-cased. `null` and anything else is
+/// not an origin with a host.
+fn parse_origin(origin: &str) -> Option<(String, Authority)> {
+    let (scheme, authority) = origin.split_once("://")?;
+    let scheme_ok = scheme
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic())
+        && scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'-' || b == b'.');
+    if !scheme_ok {
+        return None;
+    }
+    Some((scheme.to_ascii_lowercase(), Authority::parse(authority)?))
 }
 
 fn origin_allowed(origin: &str, allowed: &Allowed) -> bool {
-    let origin = origin.trim().to_ascii_lowercase();
+    if *allowed == Allowed::Any {
+        return true;
+    }
+    let Some((scheme, authority)) = parse_origin(origin) else {
+        return false;
+    };
     match allowed {
         Allowed::Any => true,
         Allowed::Loopback => {
-            let Some((scheme, authority)) = origin.split_once("://") else {
-                return false;
-            };
-            (scheme == "http" || scheme == "https") && host_allowed(authority, allowed)
+            (scheme == "http" || scheme == "https") && host_allowed(&authority, allowed)
         }
-        Allowed::List(names) => names.iter().any(|name| {
-            let name = name.to_ascii_lowercase();
-            if name.contains("://") {
-                return name == origin;
-            }
-            origin
-                .split_once("://")
-                .is_some_and(|(_, authority)| host_allowed(authority, &Allowed::List(vec![name])))
-        }),
+        Allowed::List(names) => {
+            let full = format!("{scheme}://{}", authority.text());
+            names.iter().any(|name| {
+                let name = name.to_ascii_lowercase();
+                if name.contains("://") {
+                    return name == full;
+                }
+                host_allowed(&authority, &Allowed::List(vec![name]))
+            })
+        }
     }
 }
 
@@ -119,11 +212,42 @@ impl Policy {
                 return Err(Refusal::Origin(origin.to_string()));
             }
         }
-        match host {
-            Some(host) if host_allowed(host, &self.hosts) => Ok(()),
-            Some(host) => Err(Refusal::Host(host.to_string())),
-            None if self.hosts == Allowed::Any => Ok(()),
-            None => Err(Refusal::Host(String::new())),
+        let Some(host) = host else {
+            return match self.hosts {
+                Allowed::Any => Ok(()),
+                _ => Err(Refusal::BadHost("no Host header".into())),
+            };
+        };
+        let Some(authority) = Authority::parse(host.trim()) else {
+            return Err(Refusal::BadHost(format!("{host:?} is not a host")));
+        };
+        if host_allowed(&authority, &self.hosts) {
+            Ok(())
+        } else {
+            Err(Refusal::Host(host.to_string()))
+        }
+    }
+
+    /// The checks of [`Policy::check_origin`] on a request as it came: the
+    /// host is the target's own when it is in absolute form (RFC 9112
+    /// section 3.2.2: `Host` is ignored then), and more than one `Host` or
+    /// `Origin` line, or a value that is not visible ASCII, is refused
+    /// rather than read as some other value or as absent.
+    pub fn check_request(
+        &self,
+        uri: &hyper::Uri,
+        headers: &hyper::HeaderMap,
+    ) -> Result<(), Refusal> {
+        let origin = match single_value(headers, hyper::header::ORIGIN) {
+            Ok(origin) => origin,
+            Err(why) => return Err(Refusal::Origin(why)),
+        };
+        if let Some(authority) = uri.authority() {
+            return self.check_origin(Some(authority.as_str()), origin);
+        }
+        match single_value(headers, hyper::header::HOST) {
+            Ok(host) => self.check_origin(host, origin),
+            Err(why) => Err(Refusal::BadHost(why)),
         }
     }
 
@@ -151,6 +275,25 @@ impl Policy {
             constant_time_eq(t.as_bytes(), token.as_bytes()) | found
         });
         matched.then(|| token_hash(token))
+    }
+}
+
+/// The one value of header `name`, if any: an error (saying why) for two
+/// or more lines, or for a value that is not visible ASCII.
+fn single_value(
+    headers: &hyper::HeaderMap,
+    name: hyper::header::HeaderName,
+) -> Result<Option<&str>, String> {
+    let mut values = headers.get_all(&name).iter();
+    let Some(first) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(format!("more than one {name} header"));
+    }
+    match first.to_str() {
+        Ok(text) => Ok(Some(text)),
+        Err(_) => Err(format!("a {name} header that is not visible ASCII")),
     }
 }
 
@@ -272,6 +415,114 @@ mod tests {
         assert!(p.check_origin(None, None).is_err());
         assert!(p.check_origin(Some("localhost.evil.com"), None).is_err());
         assert!(p.check_origin(Some("localhost"), Some("null")).is_err());
+    }
+
+    #[test]
+    fn hosts_and_origins_that_are_not_what_rfc_9112_and_6454_allow_are_refused() {
+        let p = loopback();
+        for host in [
+            "localhost:80@evil.com",
+            "[::1]evil",
+            "localhost:abc",
+            "localhost:",
+            "",
+            ":8000",
+            "local host",
+            "[::1",
+            "[]",
+            "[evil.com]",
+            "localhost:8000/x",
+            "%zz",
+        ] {
+            assert!(
+                matches!(p.check_origin(Some(host), None), Err(Refusal::BadHost(_))),
+                "{host:?}"
+            );
+        }
+        assert!(matches!(
+            p.check_origin(None, None),
+            Err(Refusal::BadHost(_))
+        ));
+        assert_eq!(p.check_origin(Some("LocalHost:65535"), None), Ok(()));
+        assert_eq!(p.check_origin(Some("[::1]"), None), Ok(()));
+        for origin in [
+            "http://localhost:80@evil.com",
+            "http://user@localhost",
+            "http://localhost:abc",
+            "http://[::1]evil",
+            "http://localhost/",
+            "http://localhost/path",
+            "localhost",
+            "://localhost",
+            "1http://localhost",
+            "null",
+        ] {
+            assert_eq!(
+                p.check_origin(Some("localhost"), Some(origin)),
+                Err(Refusal::Origin(origin.into())),
+                "{origin:?}"
+            );
+        }
+        assert_eq!(
+            p.check_origin(Some("localhost"), Some("HTTP://LOCALHOST:3000")),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_request_as_it_came_is_checked_line_by_line_and_by_its_own_target() {
+        use hyper::header::{HeaderValue, HOST, ORIGIN};
+        let p = loopback();
+        let check = |target: &str, lines: &[(&hyper::header::HeaderName, &[u8])]| {
+            let uri: hyper::Uri = target.parse().unwrap();
+            let mut headers = hyper::HeaderMap::new();
+            for (name, value) in lines {
+                headers.append(*name, HeaderValue::from_bytes(value).unwrap());
+            }
+            p.check_request(&uri, &headers)
+        };
+        assert_eq!(check("/mcp", &[(&HOST, b"localhost:8000")]), Ok(()));
+        assert!(matches!(
+            check("/mcp", &[(&HOST, b"localhost"), (&HOST, b"localhost")]),
+            Err(Refusal::BadHost(_))
+        ));
+        assert!(matches!(
+            check("/mcp", &[(&HOST, b"localh\xc3\xb6st")]),
+            Err(Refusal::BadHost(_))
+        ));
+        // The absolute form's own host counts, whatever Host says.
+        assert!(matches!(
+            check("http://evil.com/mcp", &[(&HOST, b"localhost")]),
+            Err(Refusal::Host(_))
+        ));
+        assert_eq!(
+            check("http://localhost:8000/mcp", &[(&HOST, b"evil.com")]),
+            Ok(())
+        );
+        assert!(matches!(
+            check("http://localhost:80@evil.com/mcp", &[(&HOST, b"localhost")]),
+            Err(Refusal::BadHost(_))
+        ));
+        let host = (&HOST, &b"localhost"[..]);
+        assert!(matches!(
+            check("/mcp", &[host, (&ORIGIN, b"http://localh\xc3\xb6st")]),
+            Err(Refusal::Origin(_))
+        ));
+        assert!(matches!(
+            check(
+                "/mcp",
+                &[
+                    host,
+                    (&ORIGIN, b"http://localhost"),
+                    (&ORIGIN, b"http://evil.com")
+                ]
+            ),
+            Err(Refusal::Origin(_))
+        ));
+        assert_eq!(
+            check("/mcp", &[host, (&ORIGIN, b"http://localhost")]),
+            Ok(())
+        );
     }
 
     #[test]
