@@ -16,6 +16,14 @@
 #' ends that call with an error and serving goes on. Progress, logs,
 #' [mcp_elicit()] and the other helpers work as usual.
 #'
+#' Ctrl-C at the console stays yours: it interrupts your command (or the
+#' tool running), never the server. SIGTERM, which asks the whole R
+#' session to end, ends it gracefully: the server answers every request
+#' still waiting with an error saying it is stopping and ends its streams
+#' properly, then the session quits (status 0, without saving). While R is
+#' busy with a command of yours, it cannot quit at once: it then exits 5
+#' seconds after the signal.
+#'
 #' Background serving relies on R's event loop, which runs when an
 #' interactive session waits for input (the R console, RStudio, Positron, a
 #' terminal), and on Unix-like systems only. A script run with `Rscript`
@@ -113,6 +121,9 @@ background_service <- function() {
       # Serving ended (a failure inside the server): say so, and let go.
       if (identical(job[1], "failed")) message("mcpserver: the background server stopped: ", job[2])
       background_stop(state)
+      # SIGTERM was meant for the session: it ends, now that the server
+      # has answered its clients (see `?mcp_background`).
+      if (identical(job, "terminated")) quit(save = "no", status = 0)
       break
     }
     if (is_worker_job(state$pool, job)) {

@@ -284,7 +284,8 @@ McpClientHttp$url <- function() .Call(wrap__McpClientHttp__url, self)
 #' @section Methods:
 #'\subsection{Method `poll`}{
 #'The next tool call as `list(id, tool, arguments)`, `NULL` if none
-#'arrived within `timeout_ms`, `"finished"` / `"interrupted"`, or
+#'arrived within `timeout_ms`, `"finished"` / `"interrupted"` /
+#'`"terminated"` (SIGTERM), or
 #'`c("failed", description)` after an internal error.
 #' \subsection{noRd}{
 #'

@@ -79,6 +79,21 @@
 #'   the task in the `Mcp-Name` header of `tasks/get`, `tasks/update` and
 #'   `tasks/cancel`, so a load balancer can send those to the right replica
 #'   by this prefix (see `vignette("http")`, "Scaling out").
+#' @param max_connections Most connections open at once. When a new one
+#'   comes, the connection that has waited longest (for a request, or for
+#'   the rest of its body; half a second at least) is closed to make room, so
+#'   idle connections or stalled bodies (hundreds of them) never keep a
+#'   client out; only when no connection has waited that long does the new
+#'   one wait. At most half the process's limit on open files (`ulimit -n`)
+#'   is used, so that connections never take the files the rest of R needs.
+#' @param idle_timeout Seconds a connection may stay open without sending a
+#'   complete request head: after it opens, or after its last answer. Behind
+#'   a reverse proxy that keeps connections to the server open, make it
+#'   longer than the proxy's own keep-alive timeout.
+#' @param body_timeout Seconds a request's body may take to arrive once its
+#'   head is in, plus one second for every 64 KiB received (so a large body
+#'   on a slow link gets the time it needs); a body not in by then gets 408
+#'   and its connection is closed.
 #' @return A list of settings for `mcp_server(http = )`.
 #' @seealso `vignette("http")`
 #' @examples
@@ -98,7 +113,8 @@ http_options <- function(allowed_hosts = NULL, allowed_origins = NULL,
                          authorization_servers = NULL, bearer_cache = 60, bearer_timeout = 10,
                          max_body_size = 4 * 1024^2, max_header_size = 64 * 1024,
                          max_sessions = 100, max_streams = 256,
-                         session_timeout = 30 * 60, task_id_prefix = NULL) {
+                         session_timeout = 30 * 60, task_id_prefix = NULL,
+                         max_connections = 512, idle_timeout = 10, body_timeout = 10) {
   check_names <- function(x, arg) {
     if (!is.null(x) && !(is.character(x) && length(x) > 0 && !anyNA(x) && all(nzchar(x)))) {
       abort(sprintf("`%s` must be NULL or a character vector of non-empty strings.", arg))
@@ -130,6 +146,9 @@ http_options <- function(allowed_hosts = NULL, allowed_origins = NULL,
   check_count(max_sessions, "max_sessions")
   check_count(max_streams, "max_streams")
   if (!is_positive_number(session_timeout)) abort("`session_timeout` must be a positive number of seconds.")
+  check_count(max_connections, "max_connections")
+  if (!is_positive_number(idle_timeout)) abort("`idle_timeout` must be a positive number of seconds.")
+  if (!is_positive_number(body_timeout)) abort("`body_timeout` must be a positive number of seconds.")
   if (!is.null(task_id_prefix) && !(is_string(task_id_prefix) && grepl("^[A-Za-z0-9._-]{1,32}$", task_id_prefix))) {
     abort("`task_id_prefix` must be NULL or up to 32 letters, digits, `.`, `_` or `-`, such as \"r1-\".")
   }
@@ -141,7 +160,9 @@ http_options <- function(allowed_hosts = NULL, allowed_origins = NULL,
       bearer_cache = bearer_cache, bearer_timeout = bearer_timeout,
       max_body_size = max_body_size, max_header_size = max_header_size,
       max_sessions = max_sessions, max_streams = max_streams,
-      session_timeout = session_timeout, task_id_prefix = task_id_prefix
+      session_timeout = session_timeout, task_id_prefix = task_id_prefix,
+      max_connections = max_connections, idle_timeout = idle_timeout,
+      body_timeout = body_timeout
     ),
     class = "mcpserver_http_options"
   )

@@ -13,6 +13,16 @@
 #' only the machine itself can reach it; see [http_options()] for serving
 #' others, tokens and limits, and `vignette("http")`.
 #'
+#' An HTTP server stops gracefully on Ctrl-C (SIGINT) and on SIGTERM (what
+#' service managers and container runtimes send): it stops accepting
+#' connections, answers every request still waiting with a JSON-RPC error
+#' saying the server is stopping, ends its event streams properly, and
+#' `mcp_server()` returns, so `Rscript server.R` exits with status 0. A
+#' running tool is interrupted. If R does not come back from it within 5
+#' seconds (compiled code that never checks for interrupts), the process
+#' exits then, with status 0 (its clients have had their answers); a
+#' second SIGTERM ends it at once.
+#'
 #' The server speaks every protocol revision from 2024-11-05 to 2026-07-28
 #' on one process: clients that open with `initialize` and clients of the
 #' stateless 2026-07-28 revision alike. While a tool runs in R, the server
@@ -199,6 +209,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   }
   status <- serve(server, served, pool)
   if (identical(status, "interrupted")) message("mcp_server() stopped by an interrupt.")
+  if (identical(status, "terminated")) message("mcp_server() stopped by SIGTERM.")
   if (identical(status[1], "failed")) abort(paste0(status[2], "; the server has stopped."))
   invisible(NULL)
 }

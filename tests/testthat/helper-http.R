@@ -27,6 +27,28 @@ start_http_server <- function(code, env = parent.frame(), timeout = 20) {
 # One HTTP request with curl: status, headers (names lower-cased) and body.
 curl_request <- function(url, body = NULL, headers = character(), method = if (is.null(body)) "GET" else "POST",
                          timeout = 10) {
+  out <- processx::run("curl", curl_args(url, body, headers, method, timeout), error_on_status = FALSE)
+  parse_http_reply(out$stdout)
+}
+
+# The same request, left running (a stream): `curl_finished()` collects it.
+curl_start <- function(url, body = NULL, headers = character(), method = if (is.null(body)) "GET" else "POST",
+                       timeout = 60) {
+  processx::process$new("curl", curl_args(url, body, headers, method, timeout), stdout = "|", stderr = "|")
+}
+
+# What a started request got, once curl has exited, with curl's exit status
+# (`exit`: 0 when the body ended as HTTP says it should, 18 when it was cut).
+curl_finished <- function(proc, timeout = 30) {
+  proc$wait(timeout * 1000)
+  if (proc$is_alive()) {
+    proc$kill()
+    stop("curl did not finish within ", timeout, " s")
+  }
+  c(parse_http_reply(proc$read_all_output()), list(exit = proc$get_exit_status()))
+}
+
+curl_args <- function(url, body, headers, method, timeout) {
   args <- c("-s", "-i", "-N", "--max-time", timeout, "-X", method)
   if (!is.null(body)) {
     if (!is.character(body)) body <- jsonlite::toJSON(body, auto_unbox = TRUE, null = "null", digits = NA)
@@ -35,8 +57,7 @@ curl_request <- function(url, body = NULL, headers = character(), method = if (i
   }
   if (!"Accept" %in% names(headers)) headers <- c(headers, Accept = "application/json, text/event-stream")
   for (name in names(headers)) args <- c(args, "-H", paste0(name, ": ", headers[[name]]))
-  out <- processx::run("curl", c(args, url), error_on_status = FALSE)
-  parse_http_reply(out$stdout)
+  c(args, url)
 }
 
 parse_http_reply <- function(text) {

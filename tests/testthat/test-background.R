@@ -130,6 +130,41 @@ test_that("errors, time limits and input stay inside the call; the session goes 
   r_command(session, "srv$stop()")
 })
 
+test_that("Ctrl-C stays the console's; SIGTERM ends the session once the server has answered, status 0", {
+  if (!nzchar(Sys.which("curl"))) skip("the curl command is not installed")
+  session <- start_interactive_r()
+  url <- start_background_server(session, paste(
+    "nap <- function() { Sys.sleep(30); 'rested' };",
+    "hello <- function() 'hi';",
+    "tools <- list(tool(nap, 'Sleeps'), tool(hello, 'Says hi'))"
+  ))
+  init <- http_initialize(url)
+  h <- c("Mcp-Session-Id" = init$session)
+  hello <- list(jsonrpc = "2.0", id = 1, method = "tools/call", params = list(name = "hello"))
+  # Ctrl-C interrupts the user's command; the server serves on.
+  r_command(session, "Sys.sleep(20)")
+  Sys.sleep(1)
+  session$proc$interrupt()
+  r_command(session, "cat(toupper('back'), '\\n')")
+  r_wait(session, "BACK")
+  answer <- http_messages(curl_request(url, hello, headers = h))
+  expect_equal(answer[[length(answer)]]$result$content[[1]]$text, "hi")
+  # SIGTERM while a tool runs: its caller gets an error, and R quits.
+  nap <- list(jsonrpc = "2.0", id = 2, method = "tools/call", params = list(name = "nap"))
+  running <- curl_start(url, nap, headers = h)
+  Sys.sleep(1.5)
+  session$proc$signal(tools::SIGTERM)
+  session$proc$wait(15000)
+  expect_false(session$proc$is_alive())
+  expect_equal(session$proc$get_exit_status(), 0L)
+  reply <- curl_finished(running)
+  expect_equal(reply$exit, 0L)
+  messages <- http_messages(reply)
+  last <- messages[[length(messages)]]
+  expect_equal(last$id, 2)
+  expect_equal(last$error$code, -32000)
+})
+
 test_that("background = TRUE is checked", {
   add <- function(x, y) x + y
   tools <- list(tool(add, "Add", arguments = list(x = type_number(), y = type_number())))

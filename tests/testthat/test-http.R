@@ -420,8 +420,60 @@ test_that("bad HTTP settings are clear R errors", {
   expect_error(http_options(max_body_size = 10), "max_body_size")
   expect_error(http_options(authorization_servers = "https://a.example"), "resource")
   expect_error(http_options(resource = "mcp.example.com"), "resource")
+  expect_error(http_options(max_connections = 0), "max_connections")
+  expect_error(http_options(idle_timeout = 0), "idle_timeout")
+  expect_error(http_options(body_timeout = -1), "body_timeout")
   expect_output(print(http_options(bearer_tokens = "secret")), "<1 token")
   expect_false(any(grepl("secret", capture.output(print(http_options(bearer_tokens = "secret"))))))
+})
+
+test_that("SIGTERM and Ctrl-C stop the server gracefully: waiting requests answered, streams ended, status 0", {
+  skip_if_no_curl()
+  skip_on_os("windows")
+  signals <- c(SIGTERM = tools::SIGTERM, SIGINT = tools::SIGINT)
+  for (name in names(signals)) {
+    server <- serve_http()
+    init <- http_initialize(server$url)
+    h <- c("Mcp-Session-Id" = init$session)
+    nap <- function(id) {
+      list(jsonrpc = "2.0", id = id, method = "tools/call", params = list(name = "nap", arguments = list(seconds = 30)))
+    }
+    # One call runs in R, one waits behind it, and the session's GET stream
+    # is open: all three are event streams once the server signals.
+    running <- curl_start(server$url, nap(1), headers = h)
+    Sys.sleep(0.5)
+    queued <- curl_start(server$url, nap(2), headers = h)
+    listening <- curl_start(server$url, headers = c(h, Accept = "text/event-stream"))
+    Sys.sleep(1.5)
+    started <- Sys.time()
+    server$proc$signal(signals[[name]])
+    server$proc$wait(15000)
+    expect_false(server$proc$is_alive())
+    expect_equal(server$proc$get_exit_status(), 0L, info = name)
+    expect_lt(as.numeric(difftime(Sys.time(), started, units = "secs")), 10)
+    replies <- lapply(list(running = running, queued = queued, listening = listening), curl_finished)
+    for (stream in names(replies)) {
+      # curl exits 18 for a chunked body cut before its last chunk.
+      expect_equal(replies[[stream]]$exit, 0L, info = paste(name, stream))
+      expect_equal(replies[[stream]]$status, 200L, info = paste(name, stream))
+    }
+    answers <- lapply(replies[c("running", "queued")], function(r) {
+      messages <- http_messages(r)
+      messages[[length(messages)]]
+    })
+    expect_equal(answers$queued$id, 2)
+    expect_equal(answers$queued$error$code, -32000)
+    expect_match(answers$queued$error$message, "^Server stopping")
+    expect_equal(answers$running$id, 1)
+    if (name == "SIGTERM") {
+      expect_equal(answers$running$error$code, -32000)
+    } else {
+      # Ctrl-C interrupts the tool first: its call ends as a tool error.
+      expect_true(answers$running$result$isError)
+    }
+    said <- paste(c(server$said, server$proc$read_all_error_lines()), collapse = "\n")
+    expect_match(said, sprintf("stopped by %s", if (name == "SIGTERM") "SIGTERM" else "an interrupt"))
+  }
 })
 
 test_that("a port in use and a public address without an allow-list fail at start", {

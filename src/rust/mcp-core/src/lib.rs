@@ -24,6 +24,7 @@ pub mod result;
 pub mod revision;
 pub mod schema;
 pub mod server;
+pub mod signals;
 pub mod sse;
 pub mod tasks;
 pub mod threads;

@@ -47,6 +47,11 @@ const FORKED: &str = "a process forked from the server cannot talk to the client
 /// of them makes one notification per list.
 const CHANGE_GATHERING: Duration = Duration::from_millis(50);
 
+/// How long SIGTERM waits for the HTTP front to answer the requests in
+/// flight before it interrupts R's call (it takes a moment; the bound is for
+/// a front that cannot).
+const SIGTERM_ANSWER_WAIT: Duration = Duration::from_secs(1);
+
 /// How long `stop` waits for the writer to deliver what is queued.
 const WRITER_DRAIN: Duration = Duration::from_secs(5);
 
@@ -65,6 +70,8 @@ pub enum Polled {
     Finished,
     /// A server thread panicked; the message says where and why.
     Failed(String),
+    /// SIGTERM asked the server to stop (see [`Server::stop_on_sigterm`]).
+    Terminated,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -160,6 +167,8 @@ struct Shared {
     closing: AtomicBool,
     /// The first panic's description, once a thread has panicked.
     failure: Mutex<Option<String>>,
+    /// SIGTERM came: serving ends (see [`Server::stop_on_sigterm`]).
+    terminated: AtomicBool,
     stop_reader: Arc<AtomicBool>,
     pressure: Arc<Backpressure>,
     timers: tokio::runtime::Handle,
@@ -293,6 +302,7 @@ impl Shared {
     fn ended_early(&self) -> Polled {
         match lock(&self.failure).clone() {
             Some(description) => Polled::Failed(description),
+            None if self.terminated.load(Ordering::SeqCst) => Polled::Terminated,
             None => Polled::Finished,
         }
     }
@@ -633,6 +643,8 @@ pub struct Server {
     worker_tools: HashSet<usize>,
     /// The HTTP front, when serving HTTP.
     http: Option<crate::http::Listener>,
+    /// While serving, SIGTERM stops the server (see [`Server::stop_on_sigterm`]).
+    termination: Option<crate::signals::Termination>,
     /// The process serving. A child a tool forks (`parallel::mclapply()`)
     /// has a copy of the server without its threads, and with its locks
     /// as they were at the fork, perhaps held by a thread that does not
@@ -713,6 +725,7 @@ impl Core {
             input_ended: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             failure: Mutex::new(None),
+            terminated: AtomicBool::new(false),
             stop_reader: Arc::new(AtomicBool::new(false)),
             pressure: Arc::new(Backpressure::new(config.limits.clone())),
             timers: runtime.handle().clone(),
@@ -747,6 +760,7 @@ impl Core {
             worker_tools: HashSet::new(),
             pid: crate::forks::process_id(),
             http: None,
+            termination: None,
         }
     }
 }
@@ -845,6 +859,38 @@ impl Server {
 
     pub fn http_address(&self) -> Option<std::net::SocketAddr> {
         self.http.as_ref().map(|h| h.address())
+    }
+
+    /// From now until [`Server::stop`], SIGTERM stops serving gracefully
+    /// instead of ending the process at once (see [`crate::signals`]): the
+    /// HTTP front stops accepting, answers every request still waiting with
+    /// an error and ends its streams (see [`crate::http`]); the running
+    /// call is interrupted and queued ones dropped, and [`Server::poll`]
+    /// returns [`Polled::Terminated`], for R to return from its loop and
+    /// stop the server. Does nothing if something else handles SIGTERM.
+    pub fn stop_on_sigterm(&mut self) -> io::Result<()> {
+        let callback = self.sigterm_action();
+        self.termination = crate::signals::on_sigterm(callback)?;
+        Ok(())
+    }
+
+    /// What SIGTERM does (see [`Server::stop_on_sigterm`]), callable from
+    /// any thread: for tests, which cannot send the signal to the process
+    /// they share with other tests.
+    pub fn sigterm_action(&self) -> crate::signals::Callback {
+        let shared = self.shared.clone();
+        let http = self.http.as_ref().map(|h| h.stopper());
+        Arc::new(move || {
+            eprintln!("mcpserver: SIGTERM: stopping the server");
+            shared.trace.note("SIGTERM: stopping the server");
+            if let Some(http) = &http {
+                // The waiting requests are answered first: interrupting
+                // the running call must not end its stream unanswered.
+                http.stop_and_wait(SIGTERM_ANSWER_WAIT);
+            }
+            shared.terminated.store(true, Ordering::SeqCst);
+            shared.end_early();
+        })
     }
 
     /// Whether this is a forked child's copy of the server (see `pid`).
@@ -1193,6 +1239,7 @@ impl Server {
             std::mem::forget(self.writer.take());
             std::mem::forget(self.timers.take());
             std::mem::forget(self.http.take());
+            std::mem::forget(self.termination.take());
             return;
         }
         self.shared.stop_reader.store(true, Ordering::Relaxed);
@@ -1200,6 +1247,8 @@ impl Server {
         if let Some(mut http) = self.http.take() {
             http.stop();
         }
+        // The HTTP front has answered its clients: SIGTERM's wait is over.
+        self.termination.take();
         if let Some(r) = self.reader.take() {
             let _ = r.join();
         }

@@ -66,12 +66,16 @@ fn tools() -> Vec<ToolDef> {
 #[derive(Debug, PartialEq)]
 enum Seen {
     Cancelled(String),
+    /// `poll` said SIGTERM stopped serving.
+    Terminated,
 }
 
 /// A server on a free port, and the thread standing in for R.
 struct Harness {
     address: SocketAddr,
     stop: Arc<AtomicBool>,
+    /// What SIGTERM would do.
+    sigterm: mcp_core::signals::Callback,
     r_thread: Option<JoinHandle<()>>,
     seen: mpsc::Receiver<Seen>,
 }
@@ -131,6 +135,7 @@ fn start_with(options: Options, registry: Registry) -> Harness {
     )
     .expect("the server starts");
     let address = server.http_address().unwrap();
+    let sigterm = server.sigterm_action();
     let stop = Arc::new(AtomicBool::new(false));
     let (seen_tx, seen) = mpsc::channel();
     let stopping = stop.clone();
@@ -138,6 +143,7 @@ fn start_with(options: Options, registry: Registry) -> Harness {
     Harness {
         address,
         stop,
+        sigterm,
         r_thread: Some(r_thread),
         seen,
     }
@@ -151,13 +157,21 @@ fn stand_in_for_r(mut server: Server, stop: Arc<AtomicBool>, seen: mpsc::Sender<
         }) {
             Polled::Job(job) => job,
             Polled::Idle => continue,
+            Polled::Terminated => {
+                let _ = seen.send(Seen::Terminated);
+                break;
+            }
             other => panic!("unexpected {other:?}"),
         };
         let name = job.registry.tool(job.tool).def.name.clone();
         let outcome = match name.as_str() {
             "echo" => done_text(&Value::Object(job.arguments.clone()).to_string()),
             "slow" | "task_slow" => {
-                while !server.is_cancelled(job.id) && !stop.load(Ordering::SeqCst) {
+                // Cancelled by its client, or interrupted as the server stops.
+                while !server.is_cancelled(job.id)
+                    && server.interrupt_reason().is_none()
+                    && !stop.load(Ordering::SeqCst)
+                {
                     std::thread::sleep(Duration::from_millis(5));
                 }
                 let _ = seen.send(Seen::Cancelled(job.context.request_id.to_string()));
@@ -340,30 +354,7 @@ fn send(
     head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
     stream.write_all(head.as_bytes()).unwrap();
     stream.write_all(body.as_bytes()).unwrap();
-    let mut reader = BufReader::new(stream);
-    let mut status_line = String::new();
-    reader.read_line(&mut status_line).unwrap();
-    let status = status_line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no status line: {status_line:?}"));
-    let mut headers = Vec::new();
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        let (k, v) = line.split_once(':').unwrap();
-        headers.push((k.trim().to_string(), v.trim().to_string()));
-    }
-    Reply {
-        status,
-        headers,
-        reader,
-    }
+    read_head(BufReader::new(stream))
 }
 
 fn post(address: SocketAddr, headers: &[(&str, &str)], body: &Value) -> Reply {
@@ -923,6 +914,471 @@ fn a_non_loopback_address_needs_an_allow_list() {
         Interrupter::new(|| {}, || {}),
     );
     assert!(allowed.is_ok());
+}
+
+/// A raw HTTP/1.1 exchange: `head` (the request line and headers, without
+/// the blank line) and `body` are sent as they are; the response's status
+/// and headers are read, the body is left to read chunk by chunk.
+fn send_raw(address: SocketAddr, head: &str, body: &[u8]) -> Reply {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(WAIT)).unwrap();
+    stream
+        .write_all(format!("{head}\r\n\r\n").as_bytes())
+        .unwrap();
+    stream.write_all(body).unwrap();
+    read_head(BufReader::new(stream))
+}
+
+fn read_head(mut reader: BufReader<TcpStream>) -> Reply {
+    let mut status_line = String::new();
+    reader.read_line(&mut status_line).unwrap();
+    let status = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {status_line:?}"));
+    let mut headers = Vec::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        let (k, v) = line.split_once(':').unwrap();
+        headers.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    Reply {
+        status,
+        headers,
+        reader,
+    }
+}
+
+/// The head of an HTTP/1.1 request to the endpoint, `extra` lines added.
+fn head_11(address: SocketAddr, method: &str, extra: &[&str]) -> String {
+    let mut head = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAccept: application/json, text/event-stream",
+        address.port()
+    );
+    for line in extra {
+        head.push_str("\r\n");
+        head.push_str(line);
+    }
+    head
+}
+
+/// A POST of `body` over HTTP/1.1.
+fn post_11(address: SocketAddr, extra: &[&str], body: &Value) -> Reply {
+    let body = body.to_string();
+    let length = format!("Content-Length: {}", body.len());
+    let mut lines = vec!["Content-Type: application/json", length.as_str()];
+    lines.extend_from_slice(extra);
+    send_raw(address, &head_11(address, "POST", &lines), body.as_bytes())
+}
+
+impl Reply {
+    /// A chunked body read to its end: the data, and whether it ended with
+    /// its terminating chunk (`false`: the connection was cut before, or
+    /// the body had not ended after [`WAIT`]).
+    fn chunks(mut self) -> (String, bool) {
+        assert_eq!(
+            self.header("transfer-encoding"),
+            Some("chunked"),
+            "{:?}",
+            self.headers
+        );
+        let started = std::time::Instant::now();
+        let mut data = Vec::new();
+        loop {
+            if started.elapsed() > WAIT {
+                return (String::from_utf8_lossy(&data).into(), false);
+            }
+            let mut size = String::new();
+            match self.reader.read_line(&mut size) {
+                Ok(0) | Err(_) => return (String::from_utf8_lossy(&data).into(), false),
+                Ok(_) => {}
+            }
+            let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+                return (String::from_utf8_lossy(&data).into(), false);
+            };
+            let mut chunk = vec![0; size + 2];
+            if self.reader.read_exact(&mut chunk).is_err() {
+                return (String::from_utf8_lossy(&data).into(), false);
+            }
+            if size == 0 {
+                return (String::from_utf8_lossy(&data).into(), chunk == b"\r\n");
+            }
+            data.extend_from_slice(&chunk[..size]);
+        }
+    }
+}
+
+/// The messages of event-stream text.
+fn messages_in(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect()
+}
+
+/// Whether a socket the server holds was closed by it (end of input);
+/// false if it is still open and silent.
+fn closed_by_server(stream: &mut TcpStream, wait: Duration) -> bool {
+    stream.set_read_timeout(Some(wait)).unwrap();
+    let mut byte = [0u8; 1];
+    match stream.read(&mut byte) {
+        Ok(0) => true,
+        Ok(_) => panic!("the server sent something to an idle connection"),
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => true,
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn idle_connections_make_room_for_a_new_client_oldest_first() {
+    // Idle connections would time out only after a minute: the new client
+    // is answered (within the 10-s read timeout of `post`) because the
+    // ones that have waited longest make room.
+    let h = start(Options {
+        max_connections: 8,
+        idle_timeout: Duration::from_secs(60),
+        ..options()
+    });
+    let mut idle: Vec<TcpStream> = (0..12)
+        .map(|_| TcpStream::connect(h.address).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let list = modern(1, "tools/list", json!({}));
+    let reply = post(h.address, &modern_headers("tools/list", None), &list);
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.json()["result"]["tools"][0]["name"], "echo");
+    // 12 idle and the client, 8 places: the 5 opened first were closed.
+    for (n, stream) in idle.iter_mut().enumerate() {
+        let wait = Duration::from_millis(if n < 5 { 2000 } else { 100 });
+        assert_eq!(closed_by_server(stream, wait), n < 5, "idle connection {n}");
+    }
+    // A connection that sent its head is busy, not idle: a stream held
+    // open is never closed to make room.
+    let mut listen = post(
+        h.address,
+        &modern_headers("subscriptions/listen", None),
+        &modern(2, "subscriptions/listen", json!({"notifications": {}})),
+    );
+    assert_eq!(listen.status, 200);
+    assert!(listen.event().is_some(), "acknowledged");
+    let _more: Vec<TcpStream> = (0..10)
+        .map(|_| TcpStream::connect(h.address).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let reply = post(h.address, &modern_headers("tools/list", None), &list);
+    assert_eq!(reply.status, 200);
+    listen
+        .reader
+        .get_mut()
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut rest = String::new();
+    let still_open = matches!(listen.reader.read_line(&mut rest), Err(_) | Ok(1..));
+    assert!(still_open, "the listen stream was closed: {rest:?}");
+}
+
+#[test]
+fn a_body_that_does_not_arrive_in_time_gets_408_and_its_connection_closes() {
+    let h = start(Options {
+        body_timeout: Duration::from_millis(300),
+        ..options()
+    });
+    // Announces 100 bytes, sends 10.
+    let head = head_11(
+        h.address,
+        "POST",
+        &["Content-Type: application/json", "Content-Length: 100"],
+    );
+    let started = std::time::Instant::now();
+    let stalled = send_raw(h.address, &head, b"{\"jsonrpc\"");
+    assert_eq!(stalled.status, 408);
+    assert_eq!(stalled.header("connection"), Some("close"));
+    let seconds = started.elapsed();
+    let mut reader = stalled.reader;
+    let mut body = String::new();
+    reader.read_to_string(&mut body).unwrap();
+    assert!(body.contains("Request Timeout"), "{body}");
+    assert!(seconds < Duration::from_secs(5), "{seconds:?}");
+    // A byte now and then does not keep it open either.
+    let mut trickle = TcpStream::connect(h.address).unwrap();
+    trickle.set_read_timeout(Some(WAIT)).unwrap();
+    trickle
+        .write_all(format!("{head}\r\n\r\n").as_bytes())
+        .unwrap();
+    let mut sent = 0;
+    while sent < 100 {
+        if trickle.write_all(b" ").is_err() {
+            break;
+        }
+        sent += 1;
+        std::thread::sleep(Duration::from_millis(50));
+        if sent == 20 {
+            break;
+        }
+    }
+    let trickled = read_head(BufReader::new(trickle));
+    assert_eq!(trickled.status, 408);
+    // A body sent in parts, in time, is read.
+    let body = modern(3, "tools/list", json!({})).to_string();
+    let (first, second) = body.split_at(10);
+    let mut parts = TcpStream::connect(h.address).unwrap();
+    parts.set_read_timeout(Some(WAIT)).unwrap();
+    let head = format!(
+        "{}\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Method: tools/list\r\n\r\n",
+        head_11(
+            h.address,
+            "POST",
+            &[
+                "Content-Type: application/json",
+                &format!("Content-Length: {}", body.len())
+            ]
+        )
+    );
+    parts.write_all(head.as_bytes()).unwrap();
+    parts.write_all(first.as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    parts.write_all(second.as_bytes()).unwrap();
+    assert_eq!(read_head(BufReader::new(parts)).status, 200);
+}
+
+#[test]
+fn out_of_connections_the_body_stalled_longest_makes_room_for_a_new_client() {
+    // Bodies would time out only after a minute: the new client gets in
+    // because the stalled body sent longest is given up on at once.
+    let h = start(Options {
+        max_connections: 4,
+        body_timeout: Duration::from_secs(60),
+        ..options()
+    });
+    let head = head_11(
+        h.address,
+        "POST",
+        &["Content-Type: application/json", "Content-Length: 100"],
+    );
+    let stalled: Vec<TcpStream> = (0..4)
+        .map(|_| {
+            let mut stream = TcpStream::connect(h.address).unwrap();
+            stream.set_read_timeout(Some(WAIT)).unwrap();
+            stream
+                .write_all(format!("{head}\r\n\r\n{{\"jsonrpc\"").as_bytes())
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+            stream
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(700));
+    let list = modern(1, "tools/list", json!({}));
+    let reply = post(h.address, &modern_headers("tools/list", None), &list);
+    assert_eq!(reply.status, 200);
+    let mut stalled = stalled.into_iter();
+    let first = read_head(BufReader::new(stalled.next().unwrap()));
+    assert_eq!(first.status, 408);
+    // The others still wait for their bodies.
+    for mut stream in stalled {
+        assert!(!closed_by_server(&mut stream, Duration::from_millis(100)));
+    }
+}
+
+#[test]
+fn stopping_answers_what_waits_and_ends_every_stream_with_its_last_chunk() {
+    let h = start(options());
+    let session = initialize(h.address, json!({}));
+    let with_session = format!("Mcp-Session-Id: {session}");
+    let get = send_raw(h.address, &head_11(h.address, "GET", &[&with_session]), b"");
+    assert_eq!(get.status, 200);
+    // The first call runs (the stand-in for R is busy with it), the
+    // second waits in the queue; both are event streams by now.
+    let running = post_11(h.address, &[&with_session], &call(1, "slow", json!({})));
+    let queued = post_11(h.address, &[&with_session], &call(2, "slow", json!({})));
+    assert!(running.is_sse() && queued.is_sse());
+    // A 2026-07-28 client that reads JSON only waits for its answer too.
+    let modern_call = modern(3, "tools/call", json!({"name": "slow", "arguments": {}}));
+    let modern_lines = [
+        "Accept: application/json",
+        "MCP-Protocol-Version: 2026-07-28",
+        "Mcp-Method: tools/call",
+        "Mcp-Name: slow",
+    ];
+    let body = modern_call.to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n{}\r\nContent-Type: application/json\r\nContent-Length: {}",
+        h.address.port(),
+        modern_lines.join("\r\n"),
+        body.len()
+    );
+    let waiting = {
+        let address = h.address;
+        std::thread::spawn(move || send_raw(address, &head, body.as_bytes()))
+    };
+    std::thread::sleep(Duration::from_millis(300));
+
+    // The server stops (as `$stop()` or Ctrl-C do: R's loop ends).
+    h.stop.store(true, Ordering::SeqCst);
+
+    let (text, ended) = queued.chunks();
+    assert!(ended, "the waiting call's stream was cut: {text:?}");
+    let answers = messages_in(&text);
+    let last = answers.last().expect("an answer");
+    assert_eq!(last["id"], 2);
+    assert_eq!(last["error"]["code"], -32000);
+    assert!(last["error"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("Server stopping"));
+    check_message(Revision::V2025_11_25, last, Some("JSONRPCError"));
+    let (text, ended) = running.chunks();
+    assert!(ended, "the running call's stream was cut: {text:?}");
+    let (text, ended) = get.chunks();
+    assert!(ended, "the GET stream was cut: {text:?}");
+    let waited = waiting.join().unwrap();
+    assert_eq!(waited.status, 200);
+    let length: usize = waited.header("content-length").unwrap().parse().unwrap();
+    let mut reader = waited.reader;
+    let mut answer = vec![0; length];
+    reader.read_exact(&mut answer).unwrap();
+    let answer: Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!(answer["id"], 3);
+    assert_eq!(answer["error"]["code"], -32000);
+    // Nothing is accepted any more.
+    let refused = retry(
+        50,
+        Duration::from_millis(20),
+        || TcpStream::connect(h.address).is_err(),
+        |refused| *refused,
+    );
+    assert!(refused);
+}
+
+#[test]
+fn sigterm_answers_the_running_call_too_and_r_is_told_to_stop() {
+    let h = start(options());
+    let session = initialize(h.address, json!({}));
+    let with_session = format!("Mcp-Session-Id: {session}");
+    let running = post_11(h.address, &[&with_session], &call(1, "slow", json!({})));
+    assert!(running.is_sse());
+    let listen = post_11(
+        h.address,
+        &[
+            "MCP-Protocol-Version: 2026-07-28",
+            "Mcp-Method: subscriptions/listen",
+        ],
+        &modern(2, "subscriptions/listen", json!({"notifications": {}})),
+    );
+    assert!(listen.is_sse());
+    std::thread::sleep(Duration::from_millis(200));
+    (h.sigterm)();
+    let (text, ended) = running.chunks();
+    assert!(ended, "cut: {text:?}");
+    let last = messages_in(&text).pop().expect("an answer");
+    assert_eq!(
+        (last["id"].clone(), last["error"]["code"].clone()),
+        (json!(1), json!(-32000))
+    );
+    let (text, ended) = listen.chunks();
+    assert!(ended, "cut: {text:?}");
+    let last = messages_in(&text).pop().expect("an answer");
+    assert_eq!(
+        (last["id"].clone(), last["error"]["code"].clone()),
+        (json!(2), json!(-32000))
+    );
+    let seen: Vec<Seen> = std::iter::from_fn(|| h.seen.recv_timeout(WAIT).ok())
+        .take_while(|s| *s != Seen::Terminated)
+        .collect();
+    assert!(
+        seen.iter().all(|s| matches!(s, Seen::Cancelled(_))),
+        "{seen:?}"
+    );
+}
+
+#[test]
+fn host_and_origin_are_read_as_rfc_9112_says() {
+    let h = start(options());
+    let list = modern(1, "tools/list", json!({})).to_string();
+    let status = |target: &str, lines: &[(&str, &str)]| {
+        let mut headers = modern_headers("tools/list", None);
+        headers.extend_from_slice(lines);
+        send(h.address, "POST", target, &headers, &list).status
+    };
+    let port = h.address.port().to_string();
+    let local = format!("localhost:{port}");
+    assert_eq!(status("/mcp", &[("Host", &local)]), 200);
+    assert_eq!(status("/mcp", &[("Host", &local), ("Host", &local)]), 400);
+    // An absolute-form target names the host; Host is ignored then.
+    assert_eq!(status("http://evil.com/mcp", &[("Host", &local)]), 421);
+    assert_eq!(
+        status(&format!("http://{local}/mcp"), &[("Host", "evil.com")]),
+        200
+    );
+    for bad in ["localhost:80@evil.com", "[::1]evil", "localhost:abc"] {
+        assert_eq!(status("/mcp", &[("Host", bad)]), 400, "{bad}");
+    }
+    assert_eq!(
+        status("/mcp", &[("Host", &local), ("Origin", "http://localhöst")]),
+        403
+    );
+    assert_eq!(
+        status(
+            "/mcp",
+            &[
+                ("Host", &local),
+                ("Origin", "http://localhost"),
+                ("Origin", "http://evil.com")
+            ]
+        ),
+        403
+    );
+    assert_eq!(
+        status(
+            "/mcp",
+            &[("Host", &local), ("Origin", "http://localhost:80@evil.com")]
+        ),
+        403
+    );
+}
+
+#[test]
+fn bodies_in_codings_it_does_not_read_or_of_other_media_types_are_refused() {
+    let h = start(options());
+    let list = modern(1, "tools/list", json!({})).to_string();
+    let routing = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list";
+    let chunked = format!("{:x}\r\n{list}\r\n0\r\n\r\n", list.len());
+    let with = |lines: &str| {
+        send_raw(
+            h.address,
+            &head_11(
+                h.address,
+                "POST",
+                &[routing, "Content-Type: application/json", lines],
+            ),
+            chunked.as_bytes(),
+        )
+        .status
+    };
+    assert_eq!(with("Transfer-Encoding: chunked"), 200);
+    assert_eq!(with("Transfer-Encoding: gzip, chunked"), 501);
+    assert_eq!(
+        with("Transfer-Encoding: chunked\r\nContent-Encoding: gzip"),
+        415
+    );
+    assert_eq!(
+        post(
+            h.address,
+            &[
+                ("Content-Type", "application/jsonx"),
+                ("MCP-Protocol-Version", MODERN),
+                ("Mcp-Method", "tools/list")
+            ],
+            &modern(1, "tools/list", json!({}))
+        )
+        .status,
+        415
+    );
 }
 
 #[test]

@@ -322,6 +322,9 @@ fn http_options_from(options: RValue) -> http::Options {
         max_header_bytes: count("max_header_size", defaults.max_header_bytes),
         max_sessions: count("max_sessions", defaults.max_sessions),
         max_streams: count("max_streams", defaults.max_streams),
+        max_connections: count("max_connections", defaults.max_connections),
+        idle_timeout: number("idle_timeout").map_or(defaults.idle_timeout, check::seconds),
+        body_timeout: number("body_timeout").map_or(defaults.body_timeout, check::seconds),
         session_idle: number("session_timeout").map_or(defaults.session_idle, check::seconds),
         task_id_prefix: field(options, "task_id_prefix")
             .as_single_string()
@@ -343,7 +346,15 @@ fn server_start_http_(specs: List, options: Robj, http: Robj) -> Robj {
     let options = http_options_from(RValue::of(&http));
     let address = format!("{}:{}", options.host, options.port);
     match Server::start_http(config, registry, options, r_interrupter()) {
-        Ok(server) => serving(server, tools),
+        Ok(mut server) => {
+            // SIGTERM stops it gracefully, in the foreground and in the
+            // background alike (see mcp_core::signals); SIGINT stays R's.
+            if let Err(e) = server.stop_on_sigterm() {
+                server.stop();
+                return check::fail(format!("could not handle SIGTERM: {e}"));
+            }
+            serving(server, tools)
+        }
         Err(e) => check::fail(format!("could not serve HTTP on {address}: {e}")),
     }
 }
@@ -359,7 +370,8 @@ impl McpServer {
 #[extendr]
 impl McpServer {
     /// The next tool call as `list(id, tool, arguments)`, `NULL` if none
-    /// arrived within `timeout_ms`, `"finished"` / `"interrupted"`, or
+    /// arrived within `timeout_ms`, `"finished"` / `"interrupted"` /
+    /// `"terminated"` (SIGTERM), or
     /// `c("failed", description)` after an internal error.
     /// @noRd
     fn poll(&self, timeout_ms: i32) -> Robj {
@@ -376,6 +388,7 @@ impl McpServer {
                 Polled::Idle => return ().into(),
                 Polled::Interrupted => return "interrupted".into(),
                 Polled::Finished => return "finished".into(),
+                Polled::Terminated => return "terminated".into(),
                 Polled::Failed(description) => {
                     return vec!["failed".to_string(), description].into()
                 }

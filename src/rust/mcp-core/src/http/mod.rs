@@ -42,8 +42,11 @@
 //! request waits for R there (only for channels), so one thread keeps up
 //! with many clients.
 
+pub mod body;
+pub mod connections;
 pub mod modern;
 pub mod security;
+mod shutdown;
 pub mod streams;
 pub mod tokens;
 
@@ -52,7 +55,7 @@ use crate::revision::Revision;
 use crate::server::{Front, Slot};
 use crate::threads;
 use bytes::Bytes;
-use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full, Limited};
+use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
@@ -68,7 +71,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use streams::{EventId, EventLog, OnDrop, Piece, Postbox, SseBody, StreamRx};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
 
@@ -107,8 +110,17 @@ pub struct Options {
     pub max_sessions: usize,
     /// Requests being answered at once, streams included (503 beyond).
     pub max_streams: usize,
-    /// Open connections; more wait to be accepted.
+    /// Open connections. When a new one comes, the one that has waited
+    /// longest (for a request head or the rest of a body) is closed to make
+    /// room (see [`connections`]); only when none has waited
+    /// [`connections::EVICTABLE_AFTER`] does the new one wait.
     pub max_connections: usize,
+    /// How long a connection may wait for a complete request head: after it
+    /// opens, or after its last answer (kept alive). Then it is closed.
+    pub idle_timeout: Duration,
+    /// How long a request's body may take once its head is in, plus one
+    /// second per [`body::BODY_MIN_RATE`] bytes received (408 beyond).
+    pub body_timeout: Duration,
     /// A session without requests or open streams for this long ends.
     pub session_idle: Duration,
     /// A tool call not answered within this long is answered as an event
@@ -141,6 +153,8 @@ impl Default for Options {
             max_sessions: 100,
             max_streams: 256,
             max_connections: 512,
+            idle_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(10),
             session_idle: Duration::from_secs(30 * 60),
             stream_after: Duration::from_millis(500),
             keepalive: Duration::from_secs(15),
@@ -180,6 +194,10 @@ struct Hub {
     streams: Arc<Semaphore>,
     /// Runs the R function that checks tokens, if one was given.
     checker: Option<Arc<tokens::Checker>>,
+    /// The 2026-07-28 requests being answered (see [`shutdown`]).
+    in_flight: shutdown::InFlight,
+    /// True once the server is stopping (see [`shutdown`]).
+    stopping: tokio::sync::watch::Sender<bool>,
 }
 
 /// Who sent a request, once its token (if any is required) passed.
@@ -207,8 +225,51 @@ impl Caller {
 /// The running HTTP front: its thread and how to stop it.
 pub struct Listener {
     address: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    stop: Stopper,
     thread: Option<JoinHandle<()>>,
+}
+
+/// Tells a [`Listener`] to stop, from any thread (see [`shutdown`]).
+#[derive(Clone)]
+pub struct Stopper(Arc<StopState>);
+
+struct StopState {
+    stop: Notify,
+    /// Every request waiting for an answer has had its stopping error.
+    answered: Mutex<bool>,
+    answered_changed: std::sync::Condvar,
+}
+
+impl Stopper {
+    fn new() -> Stopper {
+        Stopper(Arc::new(StopState {
+            stop: Notify::new(),
+            answered: Mutex::new(false),
+            answered_changed: std::sync::Condvar::new(),
+        }))
+    }
+
+    pub fn stop(&self) {
+        self.0.stop.notify_one();
+    }
+
+    /// Stops, and waits (at most `wait`) until every request that was
+    /// waiting for its answer has had its stopping error, so that what
+    /// the caller does next (interrupting R's call) cannot end a request's
+    /// stream without an answer first.
+    pub fn stop_and_wait(&self, wait: Duration) {
+        self.stop();
+        let answered = lock(&self.0.answered);
+        let _ = self
+            .0
+            .answered_changed
+            .wait_timeout_while(answered, wait, |answered| !*answered);
+    }
+
+    fn answered(&self) {
+        *lock(&self.0.answered) = true;
+        self.0.answered_changed.notify_all();
+    }
 }
 
 impl Listener {
@@ -228,7 +289,8 @@ impl Listener {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let stop = Stopper::new();
+        let stopped = stop.clone();
         let checker = options
             .token_check
             .clone()
@@ -240,6 +302,8 @@ impl Listener {
             options,
             policy,
             sessions: Mutex::new(HashMap::new()),
+            in_flight: shutdown::InFlight::default(),
+            stopping: tokio::sync::watch::Sender::new(false),
         });
         let failed = hub.front.clone();
         let thread = threads::spawn(
@@ -249,7 +313,7 @@ impl Listener {
         )?;
         Ok(Listener {
             address,
-            stop: Some(stop),
+            stop,
             thread: Some(thread),
         })
     }
@@ -258,11 +322,14 @@ impl Listener {
         self.address
     }
 
-    /// Stops accepting and closes every connection.
+    /// How to stop it from another thread.
+    pub fn stopper(&self) -> Stopper {
+        self.stop.clone()
+    }
+
+    /// Stops gracefully (see [`shutdown`]) and waits until it has.
     pub fn stop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
+        self.stop.stop();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -297,11 +364,8 @@ fn policy_for(options: &Options, address: SocketAddr) -> io::Result<Policy> {
 }
 
 /// The accept loop, until `stopped`; idle sessions are swept meanwhile.
-async fn serve(
-    listener: StdListener,
-    hub: Arc<Hub>,
-    mut stopped: tokio::sync::oneshot::Receiver<()>,
-) {
+/// Then the server stops gracefully (see [`shutdown`]).
+async fn serve(listener: StdListener, hub: Arc<Hub>, stopped: Stopper) {
     let listener = match tokio::net::TcpListener::from_std(listener) {
         Ok(l) => l,
         Err(e) => {
@@ -309,53 +373,90 @@ async fn serve(
             return;
         }
     };
-    let connections = Arc::new(Semaphore::new(hub.options.max_connections));
+    let connections = connections::Connections::new(connections::cap(hub.options.max_connections));
     let mut sweep = tokio::time::interval(
         (hub.options.session_idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(30)),
     );
+    let stop = stopped.0.stop.notified();
+    tokio::pin!(stop);
     loop {
-        let permit = tokio::select! {
-            _ = &mut stopped => break,
+        let accepted = tokio::select! {
+            _ = &mut stop => break,
             _ = sweep.tick() => {
                 hub.sweep_idle_sessions();
                 continue;
             }
-            permit = connections.clone().acquire_owned() => match permit {
-                Ok(p) => p,
-                Err(_) => break,
-            },
-        };
-        let accepted = tokio::select! {
-            _ = &mut stopped => break,
             accepted = listener.accept() => accepted,
         };
         let Ok((stream, _)) = accepted else {
+            // Out of descriptors, say: try again in a moment, not in a spin.
+            tokio::time::sleep(Duration::from_millis(10)).await;
             continue;
         };
-        let _ = stream.set_nodelay(true);
-        let hub = hub.clone();
-        let header_limit = hub.options.max_header_bytes;
-        tokio::spawn(async move {
-            let _permit = permit;
-            let service = hyper::service::service_fn(move |request| {
-                let hub = hub.clone();
-                async move { Ok::<_, Infallible>(hub.handle(request).await) }
-            });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .max_header_size(header_limit)
-                // A client that sends its head slowly is dropped (after
-                // hyper's 30 s), so it cannot hold a connection for ever.
-                .timer(hyper_util::rt::TokioTimer::new())
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                .await;
-        });
+        let connection = loop {
+            match connections.admit() {
+                connections::Admission::Admitted(c) => break Some(c),
+                connections::Admission::Full(room_at) => {
+                    // Far off when no connection waits: then only one
+                    // that starts waiting or closes makes room.
+                    let room_at =
+                        room_at.unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+                    tokio::select! {
+                        _ = &mut stop => break None,
+                        _ = connections.room() => {}
+                        _ = tokio::time::sleep_until(room_at.into()) => {}
+                    }
+                }
+            }
+        };
+        let Some(connection) = connection else {
+            break;
+        };
+        tokio::spawn(serve_connection(stream, connection, hub.clone()));
     }
-    // Dropping the runtime after this drops every connection, and with
-    // them the streams; the sessions' calls are cancelled here.
-    let sessions: Vec<Arc<Session>> = lock(&hub.sessions).drain().map(|(_, s)| s).collect();
-    for session in sessions {
-        hub.front.close(&session.slot);
+    drop(listener);
+    hub.shut_down(&connections, &stopped).await;
+}
+
+/// Serves one connection until it closes, or until the server closes it
+/// (to make room, or when stopping: then after the answer it is sending).
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    connection: connections::Connection,
+    hub: Arc<Hub>,
+) {
+    let _ = stream.set_nodelay(true);
+    let connection = Arc::new(connection);
+    let options = &hub.options;
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .max_header_size(options.max_header_bytes)
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(options.idle_timeout);
+    let service = {
+        let (connection, hub) = (connection.clone(), hub.clone());
+        hyper::service::service_fn(move |mut request: Request<Incoming>| {
+            let busy = connection.busy();
+            request.extensions_mut().insert(connection.body_watch());
+            let hub = hub.clone();
+            async move {
+                let response = tokio::select! {
+                    biased;
+                    response = hub.clone().handle(request) => response,
+                    _ = hub.stopped() => shutdown::refused_while_stopping(),
+                };
+                Ok::<_, Infallible>(response.map(|body| connections::Tracked::new(body, busy)))
+            }
+        })
+    };
+    let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    tokio::select! {
+        biased;
+        _ = conn.as_mut() => return,
+        _ = connection.closing() => conn.as_mut().graceful_shutdown(),
     }
+    let _ = conn.await;
 }
 
 fn full(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Response<Body> {
@@ -651,18 +752,8 @@ impl Hub {
                 "Not Acceptable: the client must accept application/json and text/event-stream",
             );
         }
-        let content_type = header_text(&headers, header::CONTENT_TYPE).unwrap_or("");
-        if !content_type
-            .trim()
-            .to_ascii_lowercase()
-            .starts_with("application/json")
-        {
-            return rpc_error(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                None,
-                -32000,
-                "Unsupported Media Type: the body must be application/json",
-            );
+        if let Err(refused) = body::check_framing(&headers) {
+            return refused;
         }
         let limit = self.options.max_body_bytes;
         let declared =
@@ -670,10 +761,13 @@ impl Hub {
         if declared.is_some_and(|n| n > limit) {
             return self.too_large(limit);
         }
-        let bytes = match Limited::new(body, limit).collect().await {
-            Ok(collected) => collected.to_bytes(),
-            Err(e) if e.is::<http_body_util::LengthLimitError>() => return self.too_large(limit),
-            Err(_) => return empty(StatusCode::BAD_REQUEST),
+        let watch = parts.extensions.get::<connections::BodyWatch>();
+        let read = body::read_watched(body, limit, self.options.body_timeout, watch);
+        let bytes = match read.await {
+            Ok(bytes) => bytes,
+            Err(body::BodyError::TooLarge) => return self.too_large(limit),
+            Err(body::BodyError::TimedOut) => return body::timed_out(self.options.body_timeout),
+            Err(body::BodyError::Broken) => return empty(StatusCode::BAD_REQUEST),
         };
         let line = jsonrpc::parse_line(&bytes);
         let routing = body_routing(&line, &bytes);
@@ -760,6 +854,7 @@ impl Hub {
         let slot = self
             .front
             .request_slot(postbox.clone(), caller.identity, caller.owner);
+        self.in_flight.track(&postbox, &slot);
         if method == "subscriptions/listen" {
             // It hears of changes and resource updates while it is open.
             self.front.follow(&slot);

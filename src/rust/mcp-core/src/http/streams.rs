@@ -515,6 +515,18 @@ impl Postbox {
         }
     }
 
+    /// The server is stopping: every request still waiting gets `error`
+    /// (made for its id) as its response, which ends its stream; the GET
+    /// stream ends.
+    pub fn shut_down(&self, error: impl Fn(&RequestId) -> String) {
+        let waiting: Vec<RequestId> = lock(&self.streams).keys().cloned().collect();
+        for id in waiting {
+            let line = error(&id);
+            self.deliver_response(vec![id], line);
+        }
+        lock(&self.standalone).take();
+    }
+
     fn stream_of(&self, cause: &Cause) -> Option<StreamTx> {
         let request = match cause {
             Cause::Inbound(id) => id.clone(),
