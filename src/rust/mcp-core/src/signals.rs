@@ -141,7 +141,7 @@ fn install() -> io::Result<libc::sigaction> {
 extern "C" fn on_signal(_: c_int) {
     // SAFETY: see above.
     unsafe {
-        let errno = *libc::__errno_location();
+        let errno = *errno_location();
         let forked = libc::getpid() != OWNER.load(Ordering::SeqCst);
         if forked || SIGNALLED.swap(true, Ordering::SeqCst) {
             // Not the server's process, or a second SIGTERM: die as by
@@ -156,17 +156,40 @@ extern "C" fn on_signal(_: c_int) {
                 1,
             );
         }
-        *libc::__errno_location() = errno;
+        *errno_location() = errno;
     }
+}
+
+/// Where the calling thread's `errno` lives (the handler must leave it as
+/// it found it).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+unsafe fn errno_location() -> *mut c_int {
+    libc::__errno_location()
+}
+
+#[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd"))]
+unsafe fn errno_location() -> *mut c_int {
+    libc::__error()
+}
+
+#[cfg(any(target_os = "openbsd", target_os = "netbsd"))]
+unsafe fn errno_location() -> *mut c_int {
+    libc::__errno()
 }
 
 /// The thread that does what the handler cannot: runs the callbacks, and
 /// ends the process if they do not stop the server within [`GRACE`].
 fn start_watching() -> io::Result<()> {
     let mut fds = [0 as c_int; 2];
-    // SAFETY: a pipe whose ends live for the rest of the process.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
+    // SAFETY: a pipe whose ends live for the rest of the process, closed
+    // in programs it starts (pipe2 is not on every Unix).
+    unsafe {
+        if libc::pipe(fds.as_mut_ptr()) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        for fd in fds {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
     }
     let [read_end, write_end] = fds;
     PIPE_WRITE.store(write_end, Ordering::SeqCst);
