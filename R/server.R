@@ -21,7 +21,8 @@
 #' running tool is interrupted. If R does not come back from it within 5
 #' seconds (compiled code that never checks for interrupts), the process
 #' exits then, with status 0 (its clients have had their answers); a
-#' second SIGTERM ends it at once.
+#' second SIGTERM ends it at once. (If something else in the process already
+#' handles or ignores SIGTERM, the server leaves it to that.)
 #'
 #' The server speaks every protocol revision from 2024-11-05 to 2026-07-28
 #' on one process: clients that open with `initialize` and clients of the

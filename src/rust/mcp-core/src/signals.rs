@@ -217,6 +217,13 @@ fn terminate() {
         .map(|(_, c)| c.clone())
         .collect();
     if callbacks.is_empty() {
+        // The server stopped as the signal came: SIGTERM does what it did
+        // before the server took it over (its default), not nothing.
+        // SAFETY: resetting a disposition and raising a signal.
+        unsafe {
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            libc::raise(libc::SIGTERM);
+        }
         return;
     }
     for callback in callbacks {
