@@ -14,7 +14,7 @@ use mcp_core::server::{Polled, Server};
 use mcp_core::tool::ToolDef;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
@@ -321,7 +321,40 @@ fn send(
     headers: &[(&str, &str)],
     body: &str,
 ) -> Reply {
-    let mut stream = TcpStream::connect(address).unwrap();
+    send_from(None, address, method, path, headers, body)
+}
+
+/// A connection from `source` (another loopback address is another peer).
+fn connect_from(source: Option<IpAddr>, address: SocketAddr) -> TcpStream {
+    let Some(source) = source else {
+        return TcpStream::connect(address).unwrap();
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .unwrap();
+    let stream = runtime
+        .block_on(async {
+            let socket = tokio::net::TcpSocket::new_v4()?;
+            socket.bind(SocketAddr::new(source, 0))?;
+            socket.connect(address).await
+        })
+        .unwrap()
+        .into_std()
+        .unwrap();
+    stream.set_nonblocking(false).unwrap();
+    stream
+}
+
+fn send_from(
+    source: Option<IpAddr>,
+    address: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Reply {
+    let mut stream = connect_from(source, address);
     stream.set_read_timeout(Some(WAIT)).unwrap();
     let mut head = format!("{method} {path} HTTP/1.0\r\n");
     let has = |name: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
@@ -888,10 +921,25 @@ fn limits_on_bodies_heads_sessions_and_media_types() {
     let garbage = send(h.address, "POST", "/mcp", &[], "{not json");
     assert_eq!(garbage.status, 400);
     assert_eq!(garbage.json()["error"]["code"], -32700);
-    initialize(h.address, json!({}));
-    initialize(h.address, json!({}));
+    // Two busy sessions (each with its GET stream open) fill the server.
+    let held: Vec<Reply> = (0..2)
+        .map(|_| {
+            let session = initialize(h.address, json!({}));
+            let stream = send(
+                h.address,
+                "GET",
+                "/mcp",
+                &[("Mcp-Session-Id", &session)],
+                "",
+            );
+            assert_eq!(stream.status, 200);
+            stream
+        })
+        .collect();
     let third = post(h.address, &[], &initialize_request("2025-11-25", json!({})));
     assert_eq!(third.status, 503);
+    assert_eq!(third.header("retry-after"), Some("1"));
+    drop(held);
     // The server goes on serving.
     assert_eq!(
         post(h.address, &modern_headers("tools/list", None), &list).status,
@@ -990,30 +1038,256 @@ fn an_idle_session_ends() {
     assert_eq!(status, 404, "the idle session ended");
 }
 
+fn listen_from(address: SocketAddr, source: Option<IpAddr>, headers: &[(&str, &str)]) -> Reply {
+    let mut all = modern_headers("subscriptions/listen", None);
+    all.extend_from_slice(headers);
+    let body = modern(1, "subscriptions/listen", json!({"notifications": {}}));
+    send_from(source, address, "POST", "/mcp", &all, &body.to_string())
+}
+
 #[test]
-fn requests_beyond_the_stream_limit_are_refused_until_one_ends() {
+fn streams_beyond_the_stream_limit_are_refused_until_one_ends() {
     let h = start(Options {
         max_streams: 1,
         ..options()
     });
-    let held = post(
-        h.address,
-        &modern_headers("subscriptions/listen", None),
-        &modern(1, "subscriptions/listen", json!({"notifications": {}})),
-    );
+    let held = listen_from(h.address, None, &[]);
     assert_eq!(held.status, 200);
-    let list = modern(2, "tools/list", json!({}));
-    let refused = post(h.address, &modern_headers("tools/list", None), &list);
+    let refused = listen_from(h.address, Some([127, 0, 0, 2].into()), &[]);
     assert_eq!(refused.status, 503);
     assert!(refused.header("retry-after").is_some());
+    // Requests that end with their answer are not streams.
+    let list = modern(2, "tools/list", json!({}));
+    assert_eq!(
+        post(h.address, &modern_headers("tools/list", None), &list).status,
+        200
+    );
     drop(held);
     let status = retry(
         100,
         Duration::from_millis(50),
-        || post(h.address, &modern_headers("tools/list", None), &list).status,
+        || listen_from(h.address, None, &[]).status,
         |status| *status == 200,
     );
     assert_eq!(status, 200, "the place is free once the stream closed");
+}
+
+#[test]
+fn a_flood_of_listen_streams_leaves_room_for_requests_and_other_clients() {
+    let h = start(Options {
+        max_streams: 4,
+        max_streams_per_client: 2,
+        ..options()
+    });
+    let session = initialize(h.address, json!({}));
+    let ping = json!({"jsonrpc":"2.0","id":7,"method":"ping"});
+    let list = modern(2, "tools/list", json!({}));
+    let answered = || {
+        let pinged = post(h.address, &[("Mcp-Session-Id", &session)], &ping).status;
+        let listed = post(h.address, &modern_headers("tools/list", None), &list).status;
+        (pinged, listed)
+    };
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        held.push(listen_from(h.address, None, &[]));
+        assert_eq!(held.last().unwrap().status, 200);
+    }
+    // One client (here, one peer address) holds its share: no more.
+    let refused = listen_from(h.address, None, &[]);
+    assert_eq!(refused.status, 429);
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    assert_eq!(answered(), (200, 200));
+    // Other clients get the rest, up to the server's limit.
+    for source in [[127, 0, 0, 2], [127, 0, 0, 2]] {
+        held.push(listen_from(h.address, Some(source.into()), &[]));
+        assert_eq!(held.last().unwrap().status, 200);
+    }
+    let full = listen_from(h.address, Some([127, 0, 0, 3].into()), &[]);
+    assert_eq!(full.status, 503);
+    assert!(full.header("retry-after").is_some());
+    assert_eq!(answered(), (200, 200), "ping is never refused for streams");
+    drop(held);
+    // With tokens, the share is the token holder's.
+    let h = start(Options {
+        bearer_tokens: vec!["ann".into(), "bob".into()],
+        max_streams_per_client: 1,
+        ..options()
+    });
+    let ann = listen_from(h.address, None, &[("Authorization", "Bearer ann")]);
+    assert_eq!(ann.status, 200);
+    let again = listen_from(h.address, None, &[("Authorization", "Bearer ann")]);
+    assert_eq!(again.status, 429);
+    let bob = listen_from(h.address, None, &[("Authorization", "Bearer bob")]);
+    assert_eq!(bob.status, 200);
+}
+
+#[test]
+fn a_full_server_ends_the_least_recently_used_idle_session() {
+    let h = start(Options {
+        max_sessions: 2,
+        ..options()
+    });
+    let list = json!({"jsonrpc":"2.0","id":1,"method":"tools/list"});
+    let status_in = |session: &str| post(h.address, &[("Mcp-Session-Id", session)], &list).status;
+    let first = initialize(h.address, json!({}));
+    let second = initialize(h.address, json!({}));
+    assert_eq!(status_in(&first), 200, "the first is used last");
+    let third = initialize(h.address, json!({}));
+    assert_eq!(status_in(&second), 404, "the least recently used went");
+    assert_eq!(status_in(&first), 200);
+    assert_eq!(status_in(&third), 200);
+    // Busy sessions (a GET stream open) are not ended: then 503, with when
+    // to retry.
+    let streams: Vec<Reply> = [&first, &third]
+        .iter()
+        .map(|s| send(h.address, "GET", "/mcp", &[("Mcp-Session-Id", s)], ""))
+        .collect();
+    assert!(streams.iter().all(|s| s.status == 200));
+    let refused = post(h.address, &[], &initialize_request("2025-11-25", json!({})));
+    assert_eq!(refused.status, 503);
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    drop(streams);
+    // A token holder keeps its share of the sessions; one more ends its own
+    // least recently used idle one, not another holder's.
+    let h = start(Options {
+        bearer_tokens: vec!["ann".into(), "bob".into()],
+        max_sessions_per_client: 2,
+        ..options()
+    });
+    let init_as = |token: &str| {
+        let reply = post(
+            h.address,
+            &[("Authorization", token)],
+            &initialize_request("2025-11-25", json!({})),
+        );
+        (
+            reply.status,
+            reply.header("mcp-session-id").map(str::to_string),
+        )
+    };
+    let used_by = |token: &str, session: &str| {
+        post(
+            h.address,
+            &[("Authorization", token), ("Mcp-Session-Id", session)],
+            &list,
+        )
+        .status
+    };
+    let (_, bob) = init_as("Bearer bob");
+    let bob = bob.unwrap();
+    let (_, ann1) = init_as("Bearer ann");
+    let (_, ann2) = init_as("Bearer ann");
+    let (ann1, ann2) = (ann1.unwrap(), ann2.unwrap());
+    let (status, ann3) = init_as("Bearer ann");
+    assert_eq!(status, 200);
+    assert_eq!(used_by("Bearer ann", &ann1), 404, "ann's oldest went");
+    assert_eq!(used_by("Bearer bob", &bob), 200, "bob's stayed");
+    let ann3 = ann3.unwrap();
+    let busy: Vec<Reply> = [&ann2, &ann3]
+        .iter()
+        .map(|s| {
+            send(
+                h.address,
+                "GET",
+                "/mcp",
+                &[("Authorization", "Bearer ann"), ("Mcp-Session-Id", s)],
+                "",
+            )
+        })
+        .collect();
+    assert!(busy.iter().all(|s| s.status == 200));
+    let (status, _) = init_as("Bearer ann");
+    assert_eq!(status, 429, "ann's sessions are all busy");
+    assert_eq!(init_as("Bearer bob").0, 200);
+}
+
+#[test]
+fn a_refusal_to_an_allowed_origin_carries_cors_headers() {
+    let h = start(Options {
+        bearer_tokens: vec!["t".into()],
+        ..options()
+    });
+    let refused = post(
+        h.address,
+        &[("Origin", "http://localhost:6274")],
+        &initialize_request("2025-11-25", json!({})),
+    );
+    assert_eq!(refused.status, 401);
+    assert!(refused.header("www-authenticate").is_some());
+    assert_eq!(
+        refused.header("access-control-allow-origin"),
+        Some("http://localhost:6274")
+    );
+    let exposed = refused.header("access-control-expose-headers").unwrap();
+    assert!(exposed.contains("WWW-Authenticate") && exposed.contains("Mcp-Session-Id"));
+    // A 404 of the endpoint's neighbours too; never for a refused origin.
+    let elsewhere = send(
+        h.address,
+        "GET",
+        "/other",
+        &[("Origin", "http://localhost:6274")],
+        "",
+    );
+    assert_eq!(elsewhere.status, 404);
+    assert!(elsewhere.header("access-control-allow-origin").is_some());
+    let evil = post(
+        h.address,
+        &[("Origin", "http://evil.example.com")],
+        &initialize_request("2025-11-25", json!({})),
+    );
+    assert_eq!(evil.status, 403);
+    assert!(evil.header("access-control-allow-origin").is_none());
+}
+
+#[test]
+fn a_session_refuses_the_protocol_version_header_of_another_revision() {
+    let h = start(options());
+    let session = initialize(h.address, json!({}));
+    let list = json!({"jsonrpc":"2.0","id":1,"method":"tools/list"});
+    let with = |version: &str| {
+        post(
+            h.address,
+            &[
+                ("Mcp-Session-Id", &session),
+                ("MCP-Protocol-Version", version),
+            ],
+            &list,
+        )
+    };
+    assert_eq!(with("2025-11-25").status, 200);
+    let other = with("2025-03-26");
+    assert_eq!(other.status, 400);
+    assert!(other.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("2025-11-25"));
+    assert_eq!(with("2025-06-18").status, 400);
+    let get = send(
+        h.address,
+        "GET",
+        "/mcp",
+        &[
+            ("Mcp-Session-Id", &session),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ],
+        "",
+    );
+    assert_eq!(get.status, 400);
+    let delete = |version: &str| {
+        send(
+            h.address,
+            "DELETE",
+            "/mcp",
+            &[
+                ("Mcp-Session-Id", &session),
+                ("MCP-Protocol-Version", version),
+            ],
+            "",
+        )
+        .status
+    };
+    assert_eq!(delete("2025-03-26"), 400);
+    assert_eq!(delete("2025-11-25"), 200);
 }
 
 #[test]
@@ -1048,6 +1322,53 @@ fn a_2025_03_26_session_takes_batches_and_later_revisions_do_not() {
         post(h.address, &[("Mcp-Session-Id", &new)], &batch).status,
         400
     );
+}
+
+#[test]
+fn a_2025_03_26_batch_of_tool_calls_gets_every_answer_on_an_event_stream() {
+    let h = start(options());
+    let reply = post(h.address, &[], &initialize_request("2025-03-26", json!({})));
+    let session = reply.header("mcp-session-id").unwrap().to_string();
+    // What the spec has clients send: both types, so the answer may stream.
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    for size in [2u64, 3000] {
+        let batch: Vec<Value> = (1..=size)
+            .map(|n| call(n, "echo", json!({"text": format!("call {n}")})))
+            .collect();
+        let mut reply = post(h.address, &headers, &Value::Array(batch));
+        assert_eq!(reply.status, 200, "batch of {size}");
+        let answers = if reply.is_sse() {
+            let events = reply.events_until_response();
+            events.last().cloned().unwrap_or(Value::Null)
+        } else {
+            reply.json()
+        };
+        let answers = answers
+            .as_array()
+            .unwrap_or_else(|| panic!("batch of {size}: no array of responses: {answers}"))
+            .clone();
+        let mut ids: Vec<u64> = answers.iter().map(|a| a["id"].as_u64().unwrap()).collect();
+        ids.sort();
+        assert_eq!(ids, (1..=size).collect::<Vec<_>>(), "batch of {size}");
+        // Each answer is its call's, or says the queue was full (a batch
+        // larger than the queue bound is answered in full all the same).
+        for answer in &answers {
+            let n = answer["id"].as_u64().unwrap();
+            match answer.get("result") {
+                Some(result) => assert_eq!(
+                    result["content"][0]["text"],
+                    json!({"text": format!("call {n}")}).to_string()
+                ),
+                None => assert!(answer["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("Too many tool calls")),
+            }
+        }
+    }
 }
 
 #[test]
@@ -1908,4 +2229,41 @@ fn without_tokens_configured_any_request_reaches_a_task() {
     );
     assert_eq!(cancel.status, 200);
     poll_task(h.address, &task, "cancelled");
+}
+
+#[test]
+fn a_request_state_serves_only_the_token_holder_it_was_issued_to() {
+    let h = start(Options {
+        bearer_tokens: vec!["alice".into(), "mallory".into()],
+        ..options()
+    });
+    let mut headers = modern_headers("tools/call", Some("ask"));
+    headers.push(("Authorization", "Bearer alice"));
+    let first = post(
+        h.address,
+        &headers,
+        &modern(1, "tools/call", json!({"name":"ask","arguments":{}})),
+    )
+    .json();
+    let state = first["result"]["requestState"].clone();
+    assert!(state.is_string(), "{first}");
+    let retry_as = |name: &str| {
+        let retry = modern(
+            2,
+            "tools/call",
+            json!({"name":"ask","arguments":{},"requestState":state,
+            "inputResponses":{"name":{"action":"accept","content":{"name":name}}}}),
+        );
+        let mut headers = modern_headers("tools/call", Some("ask"));
+        let token = format!("Bearer {}", name.to_lowercase());
+        headers.push(("Authorization", &token));
+        post(h.address, &headers, &retry)
+    };
+    let stolen = retry_as("Mallory");
+    assert_eq!(stolen.status, 400);
+    let refusal = stolen.json();
+    assert_eq!(refusal["error"]["data"]["reason"], "invalid_request_state");
+    // Refusing it did not use it up: its holder's retry goes through.
+    let answer = retry_as("Alice").json();
+    assert_eq!(answer["result"]["content"][0]["text"], "Hello, Alice!");
 }

@@ -226,7 +226,7 @@ impl Checker {
         };
         let limit = self.settings.time_limit + ANSWER_GRACE;
         match tokio::time::timeout(limit, answer).await {
-            Ok(Some(line)) => read_answer(&line, token),
+            Ok(Some(line)) => read_answer(std::str::from_utf8(&line).unwrap_or_default(), token),
             Ok(None) => Checked::Unavailable,
             Err(_) => {
                 front.cancel(&self.slot, &id);
