@@ -203,6 +203,7 @@ fn stand_in_for_r(mut server: Server, stop: Arc<AtomicBool>, seen: mpsc::Sender<
                     (mode, None) => done_text(&format!("cannot ask: {mode:?}")),
                 }
             }
+            "check-token" => check_token(&server, &job),
             "change" => {
                 // As R's mcp_add() and mcp_resource_updated() in a tool.
                 server.change(changing_registry(true, 1000), true);
@@ -240,6 +241,48 @@ fn stand_in_for_r(mut server: Server, stop: Arc<AtomicBool>, seen: mpsc::Sender<
         server.complete(job.id, outcome);
     }
     server.stop();
+}
+
+/// The stand-in for an R function that checks bearer tokens: "good" is
+/// ann's (known at once), "new-*" tokens are valid (looked up in 200 ms),
+/// "hang-*" never answer (until interrupted), others are refused after a
+/// 200-ms lookup.
+fn check_token(server: &Server, job: &mcp_core::engine::Job) -> Outcome {
+    let token = job.arguments["token"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let verdict = |allow: bool| {
+        let structured = if token == "good" {
+            json!({"allow": true, "identity": {"user": "ann"}})
+        } else {
+            json!({"allow": allow})
+        };
+        Outcome::Done(mcp_core::result::ToolResult {
+            structured: Some(serde_json::value::to_raw_value(&structured).unwrap()),
+            ..common::text_result("checked")
+        })
+    };
+    if token == "good" {
+        return verdict(true);
+    }
+    if token.starts_with("hang-") {
+        loop {
+            if let Some((running, mcp_core::board::Interrupt::Timeout(limit))) =
+                server.interrupt_reason()
+            {
+                if running == job.id {
+                    return Outcome::TimedOut(limit);
+                }
+            }
+            if server.is_cancelled(job.id) {
+                return Outcome::Cancelled;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    verdict(token.starts_with("new-"))
 }
 
 /// One response, read to its end (HTTP/1.0: the body ends with the connection).
@@ -2266,4 +2309,139 @@ fn a_request_state_serves_only_the_token_holder_it_was_issued_to() {
     // Refusing it did not use it up: its holder's retry goes through.
     let answer = retry_as("Alice").json();
     assert_eq!(answer["result"]["content"][0]["text"], "Hello, Alice!");
+}
+
+/// A server whose tokens are checked by `check_token`.
+fn start_token_checked() -> Harness {
+    let mut defs = tools();
+    let key = defs.len();
+    defs.push(ToolDef {
+        timeout: Some(Duration::from_secs(5)),
+        ..tool(
+            "check-token",
+            json!({"type": "object", "properties": {"token": {"type": "string"}}}),
+        )
+    });
+    let options = Options {
+        token_check: Some(mcp_core::http::tokens::TokenCheck {
+            handler: key,
+            cache_for: Duration::from_secs(60),
+            time_limit: Duration::from_secs(5),
+            per_peer: mcp_core::http::tokens::CHECKS_PER_PEER,
+        }),
+        ..options()
+    };
+    start_with(options, Registry::new(defs).unwrap())
+}
+
+/// A 2026-07-28 call of `echo` with `token` from `source`: its status and
+/// how long it took.
+fn timed_call(address: SocketAddr, source: Option<IpAddr>, token: &str) -> (u16, Duration) {
+    let mut headers = modern_headers("tools/call", Some("echo"));
+    let authorization = format!("Bearer {token}");
+    headers.push(("Authorization", &authorization));
+    let body = modern(
+        1,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "hi"}}),
+    );
+    let started = std::time::Instant::now();
+    let reply = send_from(source, address, "POST", "/mcp", &headers, &body.to_string());
+    let status = reply.status;
+    let _ = reply.body();
+    (status, started.elapsed())
+}
+
+/// Clients sending tokens made by `guess` from 127.0.0.1 until `stop`.
+fn flood(
+    address: SocketAddr,
+    stop: &Arc<AtomicBool>,
+    guess: fn(u64) -> String,
+) -> Vec<JoinHandle<Vec<u16>>> {
+    (0..40)
+        .map(|client| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut statuses = Vec::new();
+                let mut n = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    let token = guess(client * 1_000_000 + n);
+                    statuses.push(timed_call(address, None, &token).0);
+                    n += 1;
+                }
+                statuses
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn made_up_tokens_never_hold_up_callers_whose_token_is_known() {
+    let h = start_token_checked();
+    assert_eq!(timed_call(h.address, None, "good").0, 200);
+    let stop = Arc::new(AtomicBool::new(false));
+    let attackers = flood(h.address, &stop, |n| format!("guess-{n}"));
+    std::thread::sleep(Duration::from_millis(500));
+    let mut waits = Vec::new();
+    for n in 0..20u8 {
+        let (status, took) = timed_call(h.address, None, "good");
+        assert_eq!(status, 200);
+        waits.push(took);
+        if n % 4 == 0 {
+            // A new user from another address is let in meanwhile: its
+            // check takes its turn among those of the flooding client.
+            let source = IpAddr::from([127, 0, 0, 10 + n / 4]);
+            let (status, took) = timed_call(h.address, Some(source), &format!("new-{n}"));
+            assert_eq!(status, 200, "a new valid user, after {took:?}");
+            assert!(took < Duration::from_secs(2), "a new user waited {took:?}");
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    let statuses: Vec<u16> = attackers
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    waits.sort();
+    // At most the one check R runs as the call arrives (200 ms) comes
+    // first: no queue of them.
+    assert!(
+        waits[waits.len() / 2] < Duration::from_millis(400),
+        "{waits:?}"
+    );
+    assert!(waits[waits.len() - 1] < Duration::from_secs(1), "{waits:?}");
+    // The flooding client has only a few tokens checked at once.
+    assert!(
+        statuses.contains(&401) && statuses.contains(&429),
+        "{statuses:?}"
+    );
+    assert!(!statuses.contains(&200));
+}
+
+#[test]
+fn a_hanging_token_check_gives_way_to_known_callers() {
+    let h = start_token_checked();
+    assert_eq!(timed_call(h.address, None, "good").0, 200);
+    let stop = Arc::new(AtomicBool::new(false));
+    let attackers = flood(h.address, &stop, |n| format!("hang-{n}"));
+    std::thread::sleep(Duration::from_millis(800));
+    let mut waits = Vec::new();
+    for _ in 0..10 {
+        let (status, took) = timed_call(h.address, None, "good");
+        assert_eq!(status, 200);
+        waits.push(took);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    stop.store(true, Ordering::SeqCst);
+    let statuses: Vec<u16> = attackers
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    waits.sort();
+    // A check holding R is stopped a slice after a known caller's call
+    // arrives, instead of running to its time limit (5 s here).
+    assert!(waits[waits.len() - 1] < Duration::from_secs(1), "{waits:?}");
+    assert!(
+        statuses.contains(&503),
+        "stopped checks are retried: {statuses:?}"
+    );
 }

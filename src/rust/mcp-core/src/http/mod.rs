@@ -616,13 +616,14 @@ impl Hub {
             });
         };
         let hash = security::token_hash(token);
-        match checker.check(&self.front, hash, token).await {
+        match checker.check(&self.front, hash, token, peer).await {
             tokens::Checked::Verdict(tokens::Verdict::Allow(identity)) => {
                 Ok(Caller::new(Some(hash), identity, peer))
             }
             tokens::Checked::Verdict(tokens::Verdict::Deny) => Err(Refusal::Token { sent: true }),
             tokens::Checked::Failed => Err(Refusal::CheckFailed),
             tokens::Checked::Unavailable => Err(Refusal::CheckUnavailable),
+            tokens::Checked::TooMany => Err(Refusal::TooManyChecks),
         }
     }
 
@@ -634,17 +635,17 @@ impl Hub {
                 -32000,
                 "Internal Server Error: the server could not check the bearer token",
             ),
-            Refusal::CheckUnavailable => {
-                let mut r = rpc_error(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    None,
-                    -32000,
-                    "Service Unavailable: the bearer token could not be checked in time; retry shortly",
-                );
-                r.headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-                r
-            }
+            Refusal::CheckUnavailable => busy(
+                StatusCode::SERVICE_UNAVAILABLE,
+                None,
+                "Service Unavailable: the bearer token could not be checked in time; retry shortly",
+            ),
+            Refusal::TooManyChecks => busy(
+                StatusCode::TOO_MANY_REQUESTS,
+                None,
+                "Too Many Requests: this client has several new bearer tokens being checked \
+                 already; retry shortly",
+            ),
             Refusal::Origin(origin) => rpc_error(
                 StatusCode::FORBIDDEN,
                 None,
