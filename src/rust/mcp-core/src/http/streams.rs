@@ -307,16 +307,17 @@ impl EventLog {
         lock(&self.inner).connection == connection
     }
 
-    /// Drops the oldest events, those a live connection was sent already
-    /// and only a reconnection would ask for again, until `excess` bytes
-    /// are freed or none is left; returns the bytes freed.
+    /// Drops the oldest notifications, those a live connection was sent
+    /// already and only a reconnection would ask for again, until `excess`
+    /// bytes are freed or none is left; returns the bytes freed. The
+    /// response stays: it is what a client that lost its connection comes
+    /// back for, and while the connection lasts it holds the same bytes
+    /// (the stream goes once nobody reads it, see [`Postbox::trim_logs`]).
     fn forget_oldest(&self, excess: usize) -> usize {
         let mut inner = lock(&self.inner);
         let mut freed = 0;
-        while freed < excess {
-            let Some((_, _, line)) = inner.events.pop_front() else {
-                break;
-            };
+        while freed < excess && inner.events.front().is_some_and(|(_, last, _)| !last) {
+            let (_, _, line) = inner.events.pop_front().expect("a front event");
             freed += line.len();
         }
         inner.bytes -= freed;
@@ -480,8 +481,8 @@ impl Postbox {
     }
 
     /// Keeps what the session's streams keep within [`LOG_BYTES`]: the
-    /// oldest streams nobody reads go first, then the oldest events of
-    /// those being read (sent to their connections already).
+    /// oldest streams nobody reads go first, then the oldest notifications
+    /// of those being read (sent to their connections already).
     fn trim_logs(&self) {
         let mut dropped = Vec::new();
         {

@@ -385,14 +385,15 @@ impl Checker {
 
 /// The check's JSON-RPC response: `{allow, identity?}`, or an error (the
 /// function failed, or ran out of time). A failure is reported on stderr,
-/// with the token, should the function's error message quote it, masked.
+/// with the token masked should the function's error message quote it,
+/// whole or in part (see [`mask_token`]).
 fn read_answer(line: &str, token: &str) -> Checked {
     let Ok(message) = serde_json::from_str::<Value>(line) else {
         return Checked::Failed;
     };
     if let Some(error) = message.get("error") {
         let text = error["message"].as_str().unwrap_or("unknown error");
-        eprintln!("mcpserver: {}", text.replace(token, "<token>"));
+        eprintln!("mcpserver: {}", mask_token(text, token));
         return if error["data"]["timedOut"] == Value::Bool(true) {
             Checked::Unavailable
         } else {
@@ -407,6 +408,51 @@ fn read_answer(line: &str, token: &str) -> Checked {
         Some(false) => Checked::Verdict(Verdict::Deny),
         None => Checked::Failed,
     }
+}
+
+/// Runs of this many characters or more that the token also has are
+/// masked: a shorter piece tells too little of a random token to matter,
+/// and masking those would hide ordinary words a token may contain.
+const MASKED_FROM: usize = 6;
+
+/// `text` with every piece of `token` in it masked: the whole token, and
+/// any run of at least [`MASKED_FROM`] characters each of whose
+/// [`MASKED_FROM`]-character windows occurs in the token (a prefix or
+/// suffix that a message quotes, `substr(token, 1, 8)`, included).
+pub fn mask_token(text: &str, token: &str) -> String {
+    let token: Vec<char> = token.chars().collect();
+    let chars: Vec<char> = text.chars().collect();
+    if token.is_empty() {
+        return text.to_string();
+    }
+    let mut masked = vec![false; chars.len()];
+    let mut mark = |window: usize, hit: &dyn Fn(&[char]) -> bool| {
+        for at in 0..chars.len().saturating_sub(window - 1) {
+            if hit(&chars[at..at + window]) {
+                masked[at..at + window].iter_mut().for_each(|m| *m = true);
+            }
+        }
+    };
+    // The whole token, however short...
+    mark(token.len(), &|window| window == token.as_slice());
+    // ...and the pieces of it long enough to matter.
+    if token.len() > MASKED_FROM {
+        let pieces: std::collections::HashSet<&[char]> = token.windows(MASKED_FROM).collect();
+        mark(MASKED_FROM, &|window| pieces.contains(window));
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut in_mask = false;
+    for (c, m) in chars.iter().zip(&masked) {
+        if *m {
+            if !in_mask {
+                out.push_str("<token>");
+            }
+        } else {
+            out.push(*c);
+        }
+        in_mask = *m;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -520,6 +566,34 @@ mod tests {
             now,
         );
         assert!(cache.is_empty());
+    }
+
+    #[test]
+    fn tokens_and_pieces_of_them_are_masked() {
+        let token = "tok_9f8e7d6c5b4a";
+        assert_eq!(
+            mask_token(&format!("lookup failed for token {token}"), token),
+            "lookup failed for token <token>"
+        );
+        assert_eq!(
+            mask_token("no user for tok_9f8e... (expired)", token),
+            "no user for <token>... (expired)"
+        );
+        assert_eq!(
+            mask_token("ends in 6c5b4a, starts tok_9f", token),
+            "ends in <token>, starts <token>"
+        );
+        // Words a token happens to contain are left alone when short.
+        assert_eq!(
+            mask_token("bearer token check failed", "my-token-abc123"),
+            "bearer token check failed"
+        );
+        assert_eq!(
+            mask_token("the directory is down", token),
+            "the directory is down"
+        );
+        assert_eq!(mask_token("short", "ab"), "short");
+        assert_eq!(mask_token("down for boom", "boom"), "down for <token>");
     }
 
     #[test]
