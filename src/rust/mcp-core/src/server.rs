@@ -1117,6 +1117,7 @@ impl Server {
         }
         self.shared.board.end(job);
         lock(&self.shared.running_check).take_if(|c| c.job == job);
+        lock(&self.turns).ended(job, Instant::now());
         // An input request it left unanswered (it was interrupted) waits no more.
         lock(&self.shared.replies).remove(&job);
         if let Some((_, timer)) = lock(&self.timeout).take_if(|(running, _)| *running == job) {

@@ -12,7 +12,7 @@
 //! wait for longer than [`CHECK_SLICE`] (or its credit) is stopped (see
 //! [`Turns::allowance`]); its client is told to retry.
 
-use crate::engine::Job;
+use crate::engine::{Job, JobId};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -37,8 +37,9 @@ pub struct Turns {
     /// Seconds of R's time checks may take ahead of waiting calls; below
     /// zero, what they took beyond their share.
     credit: f64,
-    /// The job handed out last and when, until R is back for the next.
-    running: Option<(bool, Instant)>,
+    /// The job handed out last (its id, whether a check) and when, until
+    /// it ends or R is back for the next.
+    running: Option<(JobId, bool, Instant)>,
 }
 
 impl Turns {
@@ -62,7 +63,7 @@ impl Turns {
     /// R is back (at `now`) from the job handed out last: its time is
     /// counted, a call's earning checks credit, a check's spending it.
     pub fn returned(&mut self, now: Instant) {
-        let Some((check, since)) = self.running.take() else {
+        let Some((_, check, since)) = self.running.take() else {
             return;
         };
         let took = now.saturating_duration_since(since).as_secs_f64();
@@ -74,6 +75,15 @@ impl Turns {
         };
     }
 
+    /// Job `job` ended at `now`: if it is the one handed out last, its time
+    /// is counted then (R may do other things before it is back: serving
+    /// in the background, it returns to the console).
+    pub fn ended(&mut self, job: JobId, now: Instant) {
+        if self.running.is_some_and(|(running, _, _)| running == job) {
+            self.returned(now);
+        }
+    }
+
     /// The job whose turn it is (handed out at `now`): a check if no call
     /// waits or checks have credit, else the oldest call.
     pub fn next(&mut self, now: Instant) -> Option<Box<Job>> {
@@ -83,7 +93,7 @@ impl Turns {
         } else {
             self.calls.pop_front().or_else(|| self.checks.pop_front())
         }?;
-        self.running = Some((job.token_check, now));
+        self.running = Some((job.id, job.token_check, now));
         Some(job)
     }
 

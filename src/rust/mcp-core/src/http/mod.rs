@@ -1083,52 +1083,59 @@ impl Hub {
     /// the one HTTP thread no other `initialize` takes the room meanwhile.
     #[allow(clippy::result_large_err)]
     fn make_room_for_session(&self, id: &RequestId, caller: &Caller) -> Result<(), Response<Body>> {
-        let evicted = {
-            let mut sessions = lock(&self.sessions);
-            let idle_lru = |sessions: &HashMap<String, Arc<Session>>,
-                            holder: Option<&Principal>| {
-                sessions
-                    .iter()
-                    .filter(|(_, s)| holder.is_none() || s.owner.as_ref() == holder)
-                    .filter(|(_, s)| self.is_idle(s))
-                    .min_by_key(|(_, s)| *lock(&s.last_used))
-                    .map(|(key, _)| key.clone())
-            };
-            let mut evicted = Vec::new();
-            if let Some(owner) = caller.owner.filter(|_| caller.principal.is_some()) {
-                let held = sessions.values().filter(|s| s.owner == Some(owner)).count();
-                if held >= self.options.max_sessions_per_client {
-                    let Some(key) = idle_lru(&sessions, Some(&owner)) else {
-                        return Err(busy(
-                            StatusCode::TOO_MANY_REQUESTS,
-                            Some(id),
-                            &format!(
-                                "Too Many Requests: this client has {held} sessions open and \
-                                 busy, the most one client may; end one (DELETE) or retry shortly"
-                            ),
-                        ));
-                    };
-                    evicted.extend(sessions.remove(&key));
-                }
-            }
-            if sessions.len() >= self.options.max_sessions {
-                let Some(key) = idle_lru(&sessions, None) else {
-                    return Err(busy(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        Some(id),
-                        &format!(
-                            "Service Unavailable: {} sessions are open and busy, the most this \
-                             server holds; retry shortly",
-                            self.options.max_sessions
-                        ),
-                    ));
-                };
-                evicted.extend(sessions.remove(&key));
-            }
-            evicted
-        };
+        let mut evicted = Vec::new();
+        let made = self.evict_for_session(caller, &mut evicted);
         for session in evicted {
             self.front.close(&session.slot);
+        }
+        made.map_err(|(status, message)| busy(status, Some(id), &message))
+    }
+
+    /// The sessions [`Hub::make_room_for_session`] ends, into `evicted`;
+    /// or why there is no room.
+    fn evict_for_session(
+        &self,
+        caller: &Caller,
+        evicted: &mut Vec<Arc<Session>>,
+    ) -> Result<(), (StatusCode, String)> {
+        let mut sessions = lock(&self.sessions);
+        let idle_lru = |sessions: &HashMap<String, Arc<Session>>,
+                        holder: Option<&crate::tasks::Owner>| {
+            sessions
+                .iter()
+                .filter(|(_, s)| holder.is_none() || s.owner.as_ref() == holder)
+                .filter(|(_, s)| self.is_idle(s))
+                .min_by_key(|(_, s)| *lock(&s.last_used))
+                .map(|(key, _)| key.clone())
+        };
+        // `owner` is set only when tokens are required.
+        if let Some(owner) = caller.owner {
+            let held = sessions.values().filter(|s| s.owner == Some(owner)).count();
+            if held >= self.options.max_sessions_per_client {
+                let key = idle_lru(&sessions, Some(&owner)).ok_or_else(|| {
+                    (
+                        StatusCode::TOO_MANY_REQUESTS,
+                        format!(
+                            "Too Many Requests: this client has {held} sessions open and busy, \
+                             the most one client may; end one (DELETE) or retry shortly"
+                        ),
+                    )
+                })?;
+                evicted.extend(sessions.remove(&key));
+            }
+        }
+        if sessions.len() >= self.options.max_sessions {
+            let key = idle_lru(&sessions, None).ok_or_else(|| {
+                (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!(
+                        "Service Unavailable: {} sessions are open and busy, the most this \
+                         server holds; retry shortly",
+                        self.options.max_sessions
+                    ),
+                )
+            })?;
+            evicted.extend(sessions.remove(&key));
         }
         Ok(())
     }
