@@ -1027,17 +1027,19 @@ impl Server {
                             *lock(&self.timeout) = Some((job.id, timer));
                         }
                         if job.token_check {
-                            let (allowance, calls_waiting) = {
-                                let turns = lock(&self.turns);
-                                (turns.allowance(), turns.calls_waiting())
-                            };
+                            let allowance = lock(&self.turns).allowance();
                             *lock(&self.shared.running_check) = Some(RunningCheck {
                                 job: job.id,
                                 started: Instant::now(),
                                 allowance,
                                 stopping: false,
                             });
-                            if calls_waiting {
+                            // A call queued before the check was marked
+                            // running did not see it: it is in the queue
+                            // now (calls are queued before they look).
+                            let mut turns = lock(&self.turns);
+                            self.take_queued(&mut turns);
+                            if turns.calls_waiting() {
                                 self.shared.stop_check_for_calls();
                             }
                         }
@@ -1063,17 +1065,7 @@ impl Server {
     /// queued is taken in first, so that [`Turns`] chooses among them.
     fn next_turn(&self, wait: Duration) -> Result<Box<Job>, mpsc::RecvTimeoutError> {
         let mut turns = lock(&self.turns);
-        let mut disconnected = false;
-        loop {
-            match self.jobs.try_recv() {
-                Ok(job) => turns.push(job),
-                Err(mpsc::TryRecvError::Empty) => break,
-                Err(mpsc::TryRecvError::Disconnected) => {
-                    disconnected = true;
-                    break;
-                }
-            }
-        }
+        let disconnected = self.take_queued(&mut turns);
         if let Some(job) = turns.next(Instant::now()) {
             return Ok(job);
         }
@@ -1085,6 +1077,17 @@ impl Server {
         let mut turns = lock(&self.turns);
         turns.push(job);
         Ok(turns.next(Instant::now()).expect("a job was just queued"))
+    }
+
+    /// Moves every job queued into `turns`; true if no more can come.
+    fn take_queued(&self, turns: &mut Turns) -> bool {
+        loop {
+            match self.jobs.try_recv() {
+                Ok(job) => turns.push(job),
+                Err(mpsc::TryRecvError::Empty) => return false,
+                Err(mpsc::TryRecvError::Disconnected) => return true,
+            }
+        }
     }
 
     /// Calls of these tools (registry keys) run in worker processes that

@@ -1283,57 +1283,6 @@ fn a_refusal_to_an_allowed_origin_carries_cors_headers() {
 }
 
 #[test]
-fn a_session_refuses_the_protocol_version_header_of_another_revision() {
-    let h = start(options());
-    let session = initialize(h.address, json!({}));
-    let list = json!({"jsonrpc":"2.0","id":1,"method":"tools/list"});
-    let with = |version: &str| {
-        post(
-            h.address,
-            &[
-                ("Mcp-Session-Id", &session),
-                ("MCP-Protocol-Version", version),
-            ],
-            &list,
-        )
-    };
-    assert_eq!(with("2025-11-25").status, 200);
-    let other = with("2025-03-26");
-    assert_eq!(other.status, 400);
-    assert!(other.json()["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("2025-11-25"));
-    assert_eq!(with("2025-06-18").status, 400);
-    let get = send(
-        h.address,
-        "GET",
-        "/mcp",
-        &[
-            ("Mcp-Session-Id", &session),
-            ("MCP-Protocol-Version", "2025-06-18"),
-        ],
-        "",
-    );
-    assert_eq!(get.status, 400);
-    let delete = |version: &str| {
-        send(
-            h.address,
-            "DELETE",
-            "/mcp",
-            &[
-                ("Mcp-Session-Id", &session),
-                ("MCP-Protocol-Version", version),
-            ],
-            "",
-        )
-        .status
-    };
-    assert_eq!(delete("2025-03-26"), 400);
-    assert_eq!(delete("2025-11-25"), 200);
-}
-
-#[test]
 fn a_2025_03_26_session_takes_batches_and_later_revisions_do_not() {
     let h = start(options());
     let init = |version: &str| {
@@ -2366,8 +2315,15 @@ fn flood(
                 let mut n = 0;
                 while !stop.load(Ordering::SeqCst) {
                     let token = guess(client * 1_000_000 + n);
-                    statuses.push(timed_call(address, None, &token).0);
+                    let status = timed_call(address, None, &token).0;
+                    statuses.push(status);
                     n += 1;
+                    if status == 429 || status == 503 {
+                        // Refused at once: a moment before the next one,
+                        // so the flood keeps the server's checks full
+                        // without spinning the test machine's cores.
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
                 }
                 statuses
             })
@@ -2444,4 +2400,30 @@ fn a_hanging_token_check_gives_way_to_known_callers() {
         statuses.contains(&503),
         "stopped checks are retried: {statuses:?}"
     );
+}
+
+/// Issue 21 asked for 400 here; the official conformance suite (0.1.16,
+/// `server-sse-multiple-streams`, a required scenario) sends exactly this
+/// and wants 200, as the SDK servers answer. The session's revision is
+/// what its answers follow either way.
+#[test]
+fn a_session_lets_the_header_of_another_handshake_revision_through() {
+    let h = start(options());
+    let session = initialize(h.address, json!({}));
+    let list = json!({"jsonrpc":"2.0","id":1,"method":"tools/list"});
+    let with = |version: &str| {
+        post(
+            h.address,
+            &[
+                ("Mcp-Session-Id", &session),
+                ("MCP-Protocol-Version", version),
+            ],
+            &list,
+        )
+        .status
+    };
+    assert_eq!(with("2025-03-26"), 200);
+    assert_eq!(with("2025-11-25"), 200);
+    assert_eq!(with("2026-07-28"), 400, "not a handshake-era revision");
+    assert_eq!(with("1999-01-01"), 400);
 }

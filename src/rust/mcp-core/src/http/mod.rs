@@ -475,25 +475,6 @@ fn accepts(headers: &HeaderMap) -> Accepts {
     }
 }
 
-/// A session's requests name its revision in `MCP-Protocol-Version`, if
-/// at all (2025-06-18 on; absent, the session's is meant): another one,
-/// even one the server speaks, is refused with 400.
-#[allow(clippy::result_large_err)]
-fn check_session_version(headers: &HeaderMap, session: &Session) -> Result<(), Response<Body>> {
-    let Some(version) = header_text(headers, "mcp-protocol-version") else {
-        return Ok(());
-    };
-    let message = match Revision::parse(version.trim()) {
-        Some(revision) if revision == session.revision => return Ok(()),
-        Some(revision) if !revision.is_modern() => format!(
-            "Bad Request: MCP-Protocol-Version {version:?} is not this session's revision, {}",
-            session.revision
-        ),
-        _ => format!("Bad Request: unsupported MCP-Protocol-Version {version:?}"),
-    };
-    Err(rpc_error(StatusCode::BAD_REQUEST, None, -32000, &message))
-}
-
 /// The HTTP status of a 2026-07-28 error response.
 fn modern_status(code: Option<i64>) -> StatusCode {
     match code {
@@ -919,8 +900,19 @@ impl Hub {
             Ok(s) => s,
             Err(r) => return r,
         };
-        if let Err(refused) = check_session_version(headers, &session) {
-            return refused;
+        if let Some(version) = header_text(headers, "mcp-protocol-version") {
+            // A handshake-era revision other than the session's is let
+            // through (the SDK servers do the same, and the official
+            // conformance suite sends 2025-03-26 on 2025-11-25 sessions):
+            // the session's revision is what the answers follow.
+            if Revision::parse(version.trim()).is_none_or(|r| r.is_modern()) {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    -32000,
+                    &format!("Bad Request: unsupported MCP-Protocol-Version {version:?}"),
+                );
+            }
         }
         if let Line::Batch(_) = &line {
             if !session.revision.allows_batches() {
@@ -1187,9 +1179,6 @@ impl Hub {
             Ok(s) => s,
             Err(r) => return r,
         };
-        if let Err(refused) = check_session_version(headers, &session) {
-            return refused;
-        }
         if !accepts(headers).sse {
             return rpc_error(
                 StatusCode::NOT_ACCEPTABLE,
@@ -1252,13 +1241,8 @@ impl Hub {
                 .insert(header::ALLOW, HeaderValue::from_static("POST"));
             return r;
         };
-        match self.session_of(headers, caller) {
-            Ok(session) => {
-                if let Err(refused) = check_session_version(headers, &session) {
-                    return refused;
-                }
-            }
-            Err(refused) => return refused,
+        if let Err(refused) = self.session_of(headers, caller) {
+            return refused;
         }
         let Some(session) = lock(&self.sessions).remove(id.trim()) else {
             return rpc_error(StatusCode::NOT_FOUND, None, -32001, "Session not found");
