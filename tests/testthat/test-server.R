@@ -277,6 +277,31 @@ test_that("a client that closes the server's stdout ends it at once, queued call
   expect_false(client$proc$is_alive())
 })
 
+test_that("a client that closes stdin and never reads a large answer lets the server exit", {
+  script <- server_script(c(
+    "rows <- function(n) data.frame(id = seq_len(n), x = seq_len(n) / 7, name = sprintf('row%06d', seq_len(n)))",
+    "mcp_server(list(tool(rows, 'A large table', arguments = list(n = type_integer()))))"
+  ))
+  client <- start_server(script)
+  initialize(client)
+  send(client, list(jsonrpc = "2.0", id = 1L, method = "tools/call",
+    params = list(name = "rows", arguments = list(n = 300000L))))
+  # The answer (about 16 MB) is being written once stdout has data: the
+  # tool is done. Nothing reads it, so the server's writer blocks.
+  deadline <- Sys.time() + 60
+  while (client$proc$poll_io(1000)[["output"]] != "ready" && Sys.time() < deadline) {
+    client$proc$read_error()
+  }
+  expect_equal(client$proc$poll_io(0)[["output"]], "ready")
+  close(client$proc$get_input_connection())
+  closed <- Sys.time()
+  # The server gives the client its drain bound (5 s) and exits.
+  client$proc$wait(30000)
+  waited <- as.numeric(difftime(Sys.time(), closed, units = "secs"))
+  expect_false(client$proc$is_alive())
+  expect_lt(waited, 10)
+})
+
 # Whether the client sees the end of the server's stdout within `timeout`.
 stdout_ends <- function(client, timeout = 10) {
   deadline <- Sys.time() + timeout
