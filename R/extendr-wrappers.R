@@ -500,6 +500,19 @@ McpClientHttp$url <- function() .Call(wrap__McpClientHttp__url, self)
 #'}
 #'}
 #'
+#'\subsection{Method `exiting`}{
+#'The R process is ending while R's thread runs a call: its tool
+#'called `quit()` or `q()` (R runs this from an exit finalizer, see
+#'`R/server.R`). Rather than let the client see its connection close
+#'without a word, the call is answered with a tool error, and a line
+#'on stderr names the tool. Then serving stops: on stdio what is
+#'queued is delivered first (within the usual bound); over HTTP the
+#'answer gets a moment to leave before the process ends.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
 #'\subsection{Method `stop`}{
 #'Stops serving and restores stdin and stdout. Safe to call twice.
 #' \subsection{noRd}{
@@ -556,6 +569,8 @@ McpServer$complete_timed_out <- function(job, seconds) .Call(wrap__McpServer__co
 McpServer$complete_cancelled <- function(job) .Call(wrap__McpServer__complete_cancelled, self, job)
 
 McpServer$http_address <- function() .Call(wrap__McpServer__http_address, self)
+
+McpServer$exiting <- function() .Call(wrap__McpServer__exiting, self)
 
 McpServer$stop <- function() .Call(wrap__McpServer__stop, self)
 

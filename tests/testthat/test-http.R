@@ -518,3 +518,17 @@ test_that("a bearer-token function still checks tokens after the tools change", 
   expect_equal(vapply(http_messages(listed)[[1]]$result$tools, function(t) t$name, ""), c("grow", "fresh"))
   expect_equal(list_with("bad", 3)$status, 401L)
 })
+
+test_that("a tool that calls quit() gets its HTTP call answered before the process ends", {
+  server <- start_http_server(c(
+    "bye <- tool(function() quit(save = 'no'), 'Ends R', name = 'bye')",
+    "mcp_server(bye, transport = 'http', port = 0)"
+  ))
+  client <- mcp_client(server$url, timeout = 20)
+  r <- mcp_call(client, "bye")
+  expect_true(r$is_error)
+  expect_match(r$text, "The tool \"bye\" ended the R process", fixed = TRUE)
+  server$proc$wait(10000)
+  expect_false(server$proc$is_alive())
+  expect_match(server$proc$read_all_error(), "the tool \"bye\" ended the R process", fixed = TRUE)
+})

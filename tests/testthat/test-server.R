@@ -465,3 +465,19 @@ test_that("a forked child's copy of the server never waits for the client", {
   expect_equal(finish(client), 0L)
   expect_log_valid(client)
 })
+
+test_that("a tool that calls quit() gets its call answered, and says so on stderr", {
+  script <- server_script(c(
+    "bye <- function() { quit(save = 'no', status = 0); 'not reached' }",
+    "mcp_server(list(tool(bye, 'Ends R')))"
+  ))
+  client <- start_server(script)
+  initialize(client)
+  r <- call_tool(client, 1, "bye")
+  expect_true(r$result$isError)
+  expect_match(r$result$content[[1]]$text, "The tool \"bye\" ended the R process", fixed = TRUE)
+  expect_match(r$result$content[[1]]$text, "quit()", fixed = TRUE)
+  client$proc$wait(10000)
+  expect_false(client$proc$is_alive())
+  expect_match(client$proc$read_all_error(), "the tool \"bye\" ended the R process (it called quit() or q())", fixed = TRUE)
+})

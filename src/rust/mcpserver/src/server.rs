@@ -100,6 +100,10 @@ fn r_text(value: &Robj) -> Option<String> {
 /// How often a waiting `poll()` looks for Ctrl-C.
 const INTERRUPT_TICK: Duration = Duration::from_millis(20);
 
+/// How long an HTTP server that is ending with its process gives the last
+/// answer to leave (its connections close when it stops).
+const HTTP_PARTING: Duration = Duration::from_millis(500);
+
 /// What the server holds per tool besides the engine's definition.
 struct ToolCall {
     shapes: Vec<(String, from_json::Shape)>,
@@ -1060,6 +1064,34 @@ impl McpServer {
             }
             None => ().into(),
         }
+    }
+
+    /// The R process is ending while R's thread runs a call: its tool
+    /// called `quit()` or `q()` (R runs this from an exit finalizer, see
+    /// `R/server.R`). Rather than let the client see its connection close
+    /// without a word, the call is answered with a tool error, and a line
+    /// on stderr names the tool. Then serving stops: on stdio what is
+    /// queued is delivered first (within the usual bound); over HTTP the
+    /// answer gets a moment to leave before the process ends.
+    /// @noRd
+    fn exiting(&mut self) {
+        let job = self.current.borrow_mut().take();
+        if let (Some(server), Some(job)) = (&self.server, job) {
+            let name = job.registry.tool(job.tool).def.name.clone();
+            eprintln!(
+                "mcpserver: the tool \"{name}\" ended the R process (it called quit() or q()); \
+                 its call is answered with an error and the server stops."
+            );
+            let message = format!(
+                "The tool \"{name}\" ended the R process that runs the server (it called quit() \
+                 or q()): the server has stopped."
+            );
+            server.complete(job.id, Outcome::Done(ToolResult::error(message)));
+            if server.http_address().is_some() {
+                std::thread::sleep(HTTP_PARTING);
+            }
+        }
+        self.stop();
     }
 
     /// Stops serving and restores stdin and stdout. Safe to call twice.
