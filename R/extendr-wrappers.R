@@ -220,6 +220,16 @@ McpClientProcess$alive <- function() .Call(wrap__McpClientProcess__alive, self)
 #'}
 #'}
 #'
+#'\subsection{Method `receive_serving`}{
+#'As `receive()`, for a client of this session's own background
+#'server: returns `list(serve = TRUE)` as soon as that server has
+#'calls for R to run, which R does before it waits again (the calls
+#'need R's thread, which is waiting here).
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
 #'\subsection{Method `stderr`}{
 #'What went wrong lately without an answer to show it (the HTTP
 #'side's counterpart of a process's stderr).
@@ -261,6 +271,8 @@ McpClientHttp <- new.env(parent = emptyenv())
 McpClientHttp$send <- function(line) .Call(wrap__McpClientHttp__send, self, line)
 
 McpClientHttp$receive <- function(timeout_ms) .Call(wrap__McpClientHttp__receive, self, timeout_ms)
+
+McpClientHttp$receive_serving <- function(timeout_ms) .Call(wrap__McpClientHttp__receive_serving, self, timeout_ms)
 
 McpClientHttp$stderr <- function() .Call(wrap__McpClientHttp__stderr, self)
 
@@ -493,6 +505,16 @@ McpClientHttp$url <- function() .Call(wrap__McpClientHttp__url, self)
 #'}
 #'}
 #'
+#'\subsection{Method `serving_nested`}{
+#'Whether the calls R runs now were started by `mcp_client()` waiting
+#'for this server in the same session (R/client.R): such a call
+#'cannot wait for that client's answer to a question (it would wait
+#'for ever), so asking fails at once with the reason.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
 #'\subsection{Method `http_address`}{
 #'The address an HTTP server listens on, as `c(host, port)`, or `NULL`.
 #' \subsection{noRd}{
@@ -567,6 +589,8 @@ McpServer$run_on_workers <- function(tools) .Call(wrap__McpServer__run_on_worker
 McpServer$complete_timed_out <- function(job, seconds) .Call(wrap__McpServer__complete_timed_out, self, job, seconds)
 
 McpServer$complete_cancelled <- function(job) .Call(wrap__McpServer__complete_cancelled, self, job)
+
+McpServer$serving_nested <- function(nested) .Call(wrap__McpServer__serving_nested, self, nested)
 
 McpServer$http_address <- function() .Call(wrap__McpServer__http_address, self)
 

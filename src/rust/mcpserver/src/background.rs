@@ -280,6 +280,29 @@ fn background_wake_after_(ms: f64) {
     });
 }
 
+/// Whether the background server has news for R (a wake-up byte waits),
+/// taking it: for `mcp_client()`, which serves this session's own server
+/// while it waits for one of its answers (R's event loop does not run
+/// then). False when nothing serves in the background.
+pub fn take_wake_up() -> bool {
+    let fd = ACTIVE.with(|a| a.borrow().as_ref().map(|b| b.watched.as_raw_fd()));
+    let Some(fd) = fd else { return false };
+    let mut byte = 0u8;
+    // SAFETY: a non-blocking peek of one byte into a local.
+    let waiting = unsafe {
+        libc::recv(
+            fd,
+            (&mut byte as *mut u8).cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    } > 0;
+    if waiting {
+        drain(fd);
+    }
+    waiting
+}
+
 /// Whether a server is serving in the background in this session.
 /// @noRd
 #[extendr]

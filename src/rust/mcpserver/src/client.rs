@@ -15,6 +15,10 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// How often a client of this session's own background server looks
+/// whether that server has calls for R to run.
+const SERVING_SLICE: Duration = Duration::from_millis(2);
+
 /// How much of the server's stderr is kept for error messages.
 const STDERR_KEPT: usize = 16 * 1024;
 
@@ -235,6 +239,36 @@ impl McpClientHttp {
         loop {
             let wait =
                 Duration::from_millis(20).min(deadline.saturating_duration_since(Instant::now()));
+            match self.client.receive(wait) {
+                Received::Message(line) => return line.into(),
+                Received::Closed => {
+                    return List::from_pairs(vec![("closed", Robj::from(true))]).into()
+                }
+                Received::Timeout => {
+                    if crate::server::interrupt_pending() {
+                        return List::from_pairs(vec![("interrupted", Robj::from(true))]).into();
+                    }
+                    if Instant::now() >= deadline {
+                        return ().into();
+                    }
+                }
+            }
+        }
+    }
+
+    /// As `receive()`, for a client of this session's own background
+    /// server: returns `list(serve = TRUE)` as soon as that server has
+    /// calls for R to run, which R does before it waits again (the calls
+    /// need R's thread, which is waiting here).
+    /// @noRd
+    fn receive_serving(&self, timeout_ms: f64) -> Robj {
+        let deadline = Instant::now() + check::seconds(timeout_ms / 1000.0);
+        loop {
+            if crate::background::take_wake_up() {
+                return List::from_pairs(vec![("serve", Robj::from(true))]).into();
+            }
+            let wait =
+                SERVING_SLICE.min(deadline.saturating_duration_since(Instant::now()));
             match self.client.receive(wait) {
                 Received::Message(line) => return line.into(),
                 Received::Closed => {

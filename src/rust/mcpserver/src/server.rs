@@ -129,7 +129,17 @@ pub struct McpServer {
     /// Where the client's answer to a worker call's input request arrives.
     /// The call holds no R thread meanwhile: R looks here between polls.
     worker_answers: RefCell<HashMap<JobId, mpsc::Receiver<Answer>>>,
+    /// R runs calls while `mcp_client()` waits for this server (see
+    /// `serving_nested()`): a call may not wait for its client's answers.
+    nested: std::cell::Cell<bool>,
 }
+
+/// Why a call run while `mcp_client()` of the same session waits for it
+/// cannot ask that client and wait for the answer.
+const NESTED_INPUT: &str = "the call came from mcp_client() in the R session that runs the \
+     server, which cannot answer while it waits for the call; serve the tool from another R \
+     process, or call it with protocol_version = \"2026-07-28\", whose input rounds \
+     mcp_client() answers";
 
 /// The server settings `mcp_server()` passes as a named list (checked
 /// there): `name`, `version`, `title`, `instructions`, `max_message_size`,
@@ -211,6 +221,7 @@ fn serving(server: Server, tools: HashMap<usize, ToolCall>) -> Robj {
         needs_input: RefCell::new(HashMap::new()),
         worker_calls: RefCell::new(HashMap::new()),
         worker_answers: RefCell::new(HashMap::new()),
+        nested: std::cell::Cell::new(false),
     }
     .into()
 }
@@ -826,6 +837,17 @@ impl McpServer {
                 .collect();
             (job.id, plans)
         };
+        let plans: Vec<(Option<serde_json::Value>, InputMode)> = if self.nested.get() {
+            plans
+                .into_iter()
+                .map(|(given, mode)| match mode {
+                    InputMode::Ask => (given, InputMode::Unavailable(NESTED_INPUT.into())),
+                    mode => (given, mode),
+                })
+                .collect()
+        } else {
+            plans
+        };
         let Some(server) = &self.server else {
             return List::from_values(
                 keys.iter()
@@ -1049,6 +1071,15 @@ impl McpServer {
         if let Some(server) = &self.server {
             server.complete(job as JobId, Outcome::Cancelled);
         }
+    }
+
+    /// Whether the calls R runs now were started by `mcp_client()` waiting
+    /// for this server in the same session (R/client.R): such a call
+    /// cannot wait for that client's answer to a question (it would wait
+    /// for ever), so asking fails at once with the reason.
+    /// @noRd
+    fn serving_nested(&self, nested: bool) {
+        self.nested.set(nested);
     }
 
     /// The address an HTTP server listens on, as `c(host, port)`, or `NULL`.
