@@ -79,9 +79,23 @@ check_tool_result_ <- function(content, content_missing, structured_content, is_
 structured_text_ <- function(structured_content) .Call(wrap__structured_text_, structured_content)
 
 #' What the server would send for a tool that returned `value`, for tests:
-#' the `CallToolResult` of `revision` as JSON text.
+#' the `CallToolResult` of `revision` as JSON text. With `structured`, the
+#' value is structured content under a schema that leaves it open.
 #' @noRd
 result_json_for_test_ <- function(value, revision, structured) .Call(wrap__result_json_for_test_, value, revision, structured)
+
+#' What the server sends for `tool` (its definition as `tool()` stored
+#' it) when it returns `value`, for tests: the `CallToolResult` of
+#' `revision` as JSON text, or `list(error =)` with the message of the
+#' -32603 error a result breaking the output schema gets.
+#' @noRd
+tool_result_for_test_ <- function(spec, value, revision) .Call(wrap__tool_result_for_test_, spec, value, revision)
+
+#' The structured content `tool` (its definition as `tool()` stored it)
+#' sends when it returns `value`, as JSON text, before the output schema
+#' checks it; or the error that converting it raises. For tests.
+#' @noRd
+structured_json_for_test_ <- function(spec, value) .Call(wrap__structured_json_for_test_, spec, value)
 
 #' Starts serving on stdin/stdout. `specs` are the definitions `tool()`
 #' stored. Returns the server, or an error for R to raise.

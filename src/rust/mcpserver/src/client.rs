@@ -267,8 +267,7 @@ impl McpClientHttp {
             if crate::background::take_wake_up() {
                 return List::from_pairs(vec![("serve", Robj::from(true))]).into();
             }
-            let wait =
-                SERVING_SLICE.min(deadline.saturating_duration_since(Instant::now()));
+            let wait = SERVING_SLICE.min(deadline.saturating_duration_since(Instant::now()));
             match self.client.receive(wait) {
                 Received::Message(line) => return line.into(),
                 Received::Closed => {

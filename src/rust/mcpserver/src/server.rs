@@ -107,7 +107,8 @@ const HTTP_PARTING: Duration = Duration::from_millis(500);
 /// What the server holds per tool besides the engine's definition.
 struct ToolCall {
     shapes: Vec<(String, from_json::Shape)>,
-    structured_output: bool,
+    /// How structured results are written, for a tool with an output schema.
+    output: Option<crate::output::Node>,
 }
 
 /// A running server, owned by the R session that started it.
@@ -195,13 +196,13 @@ fn plan_one(spec: &Robj) -> Result<(mcp_core::tool::ToolDef, ToolCall), String> 
     let ToolPlan {
         def,
         arguments,
-        structured_output,
+        output,
     } = plan(RValue::of(spec))?;
     Ok((
         def,
         ToolCall {
             shapes: arguments,
-            structured_output,
+            output,
         },
     ))
 }
@@ -438,12 +439,14 @@ impl McpServer {
     fn complete_value(&self, job: f64, tool: i32, value: Robj) {
         self.forget(job as JobId);
         if let Some(server) = &self.server {
-            let structured = self
-                .tools
-                .borrow()
+            // Converting reads R values only (it runs no R code), so the
+            // borrow cannot meet another.
+            let tools = self.tools.borrow();
+            let output = tools
                 .get(&((tool - 1) as usize))
-                .is_some_and(|t| t.structured_output);
-            let result = result::from_value(RValue::of(&value), structured);
+                .and_then(|t| t.output.as_ref());
+            let result = result::from_value(RValue::of(&value), output);
+            drop(tools);
             server.complete(job as JobId, Outcome::Done(result));
         }
     }

@@ -16,6 +16,8 @@ pub struct TypeNode {
     pub spec: TypeSpec,
     pub description: Option<String>,
     pub required: bool,
+    /// Whether `null` is a value too (`nullable = TRUE`).
+    pub nullable: bool,
     /// The value a form shows first (`default =`), as JSON.
     pub default: Option<Value>,
 }
@@ -145,6 +147,7 @@ pub fn parse(x: RValue) -> Result<TypeNode, String> {
         spec,
         description,
         required,
+        nullable: flag(field(x, "nullable"), false),
         default,
     })
 }
@@ -293,9 +296,24 @@ impl TypeNode {
             TypeSpec::Object {
                 properties,
                 additional,
-            } => return object_schema(properties, *additional, self.description.as_deref()),
+            } => {
+                let mut schema =
+                    object_schema(properties, *additional, self.description.as_deref());
+                if self.nullable {
+                    allow_null(&mut schema);
+                }
+                return schema;
+            }
             TypeSpec::Schema(schema) => return schema.clone(),
             TypeSpec::Ignore => return json!({}),
+        }
+        if self.nullable {
+            let mut schema = Value::Object(s);
+            allow_null(&mut schema);
+            let Value::Object(map) = schema else {
+                unreachable!("still an object")
+            };
+            s = map;
         }
         if let Some(d) = &self.default {
             s.insert("default".into(), d.clone());
@@ -350,6 +368,22 @@ impl TypeNode {
     }
 }
 
+/// Lets `null` stand where `schema` does: `"type": ["number", "null"]`, and
+/// `null` among the values of an enum (listed, or titled options).
+fn allow_null(schema: &mut Value) {
+    let Value::Object(map) = schema else { return };
+    if let Some(Value::String(t)) = map.get("type") {
+        let t = t.clone();
+        map.insert("type".into(), json!([t, "null"]));
+    }
+    if let Some(Value::Array(values)) = map.get_mut("enum") {
+        values.push(Value::Null);
+    }
+    if let Some(Value::Array(options)) = map.get_mut("oneOf") {
+        options.push(json!({ "const": null }));
+    }
+}
+
 /// `[{"const": value, "title": title}, …]`.
 fn titled_options(values: &[Value], titles: &[String]) -> Value {
     values
@@ -398,6 +432,7 @@ mod tests {
             spec,
             description: None,
             required: true,
+            nullable: false,
             default: None,
         }
     }
@@ -596,6 +631,12 @@ pub fn elicitation_form(x: RValue) -> Result<(Value, Shape), String> {
     let mut shapes = Vec::new();
     let mut required = Vec::new();
     for (name, property) in properties {
+        if property.nullable {
+            return Err(format!(
+                "`schema`: field `{name}` cannot be nullable in a form (a person leaves a \
+                 field empty instead: declare it with `required = FALSE`)"
+            ));
+        }
         let field = match &property.spec {
             TypeSpec::Ignore => continue,
             TypeSpec::Object { .. } => return Err(WHAT.into()),
@@ -797,7 +838,7 @@ fn combine(parts: Vec<Shape>) -> Shape {
     decided
 }
 
-fn percent_decode(text: &str) -> Option<String> {
+pub(crate) fn percent_decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
