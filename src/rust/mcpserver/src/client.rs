@@ -192,6 +192,39 @@ pub struct McpClientHttp {
     client: HttpClient,
 }
 
+impl McpClientHttp {
+    /// The next message, waiting up to `timeout_ms`; with `serving`, also
+    /// until this session's background server has calls for R.
+    fn wait(&self, timeout_ms: f64, serving: bool) -> Robj {
+        let deadline = Instant::now() + check::seconds(timeout_ms / 1000.0);
+        let slice = if serving {
+            SERVING_SLICE
+        } else {
+            Duration::from_millis(20)
+        };
+        loop {
+            if serving && crate::background::take_wake_up() {
+                return List::from_pairs(vec![("serve", Robj::from(true))]).into();
+            }
+            let wait = slice.min(deadline.saturating_duration_since(Instant::now()));
+            match self.client.receive(wait) {
+                Received::Message(line) => return line.into(),
+                Received::Closed => {
+                    return List::from_pairs(vec![("closed", Robj::from(true))]).into()
+                }
+                Received::Timeout => {
+                    if crate::server::interrupt_pending() {
+                        return List::from_pairs(vec![("interrupted", Robj::from(true))]).into();
+                    }
+                    if Instant::now() >= deadline {
+                        return ().into();
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The options of the HTTP client, from R's checked values.
 pub fn http_options(
     token: Nullable<String>,
@@ -235,25 +268,7 @@ impl McpClientHttp {
     /// The next message from the server, as `McpClientProcess$receive()`.
     /// @noRd
     fn receive(&self, timeout_ms: f64) -> Robj {
-        let deadline = Instant::now() + check::seconds(timeout_ms / 1000.0);
-        loop {
-            let wait =
-                Duration::from_millis(20).min(deadline.saturating_duration_since(Instant::now()));
-            match self.client.receive(wait) {
-                Received::Message(line) => return line.into(),
-                Received::Closed => {
-                    return List::from_pairs(vec![("closed", Robj::from(true))]).into()
-                }
-                Received::Timeout => {
-                    if crate::server::interrupt_pending() {
-                        return List::from_pairs(vec![("interrupted", Robj::from(true))]).into();
-                    }
-                    if Instant::now() >= deadline {
-                        return ().into();
-                    }
-                }
-            }
-        }
+        self.wait(timeout_ms, false)
     }
 
     /// As `receive()`, for a client of this session's own background
@@ -262,27 +277,7 @@ impl McpClientHttp {
     /// need R's thread, which is waiting here).
     /// @noRd
     fn receive_serving(&self, timeout_ms: f64) -> Robj {
-        let deadline = Instant::now() + check::seconds(timeout_ms / 1000.0);
-        loop {
-            if crate::background::take_wake_up() {
-                return List::from_pairs(vec![("serve", Robj::from(true))]).into();
-            }
-            let wait = SERVING_SLICE.min(deadline.saturating_duration_since(Instant::now()));
-            match self.client.receive(wait) {
-                Received::Message(line) => return line.into(),
-                Received::Closed => {
-                    return List::from_pairs(vec![("closed", Robj::from(true))]).into()
-                }
-                Received::Timeout => {
-                    if crate::server::interrupt_pending() {
-                        return List::from_pairs(vec![("interrupted", Robj::from(true))]).into();
-                    }
-                    if Instant::now() >= deadline {
-                        return ().into();
-                    }
-                }
-            }
-        }
+        self.wait(timeout_ms, true)
     }
 
     /// What went wrong lately without an answer to show it (the HTTP

@@ -383,8 +383,10 @@ impl Writer {
         self.directed(x, node)
     }
 
-    /// A data frame where the schema says array of objects: one object per
-    /// row, each column as its field directs.
+    /// A data frame as an array of row objects, each column as its field in
+    /// `object` directs (a column `object` does not declare as without a
+    /// schema). Columns are classified once; rows are then written cell by
+    /// cell.
     fn directed_rows(&mut self, x: RValue, object: &Object) -> Result<(), MapError> {
         let ncol = x.len();
         let nrow = data_frame_rows(x);
@@ -641,48 +643,7 @@ impl Writer {
 
     /// An array of row objects; `NA` cells are kept as `null`.
     fn data_frame(&mut self, x: RValue) -> Result<(), MapError> {
-        let ncol = x.len();
-        let nrow = data_frame_rows(x);
-        let keys = self.object_keys(x.names())?;
-        // Columns are classified once; rows are then written cell by cell.
-        let columns: Vec<Column> = (0..ncol).map(|j| Column::new(element(x, j))).collect();
-        let prefixes: Vec<String> = keys
-            .iter()
-            .enumerate()
-            .map(|(j, k)| {
-                let mut p = String::with_capacity(k.len() + 4);
-                if j > 0 {
-                    p.push(',');
-                }
-                write_str(&mut p, k);
-                p.push(':');
-                p
-            })
-            .collect();
-        self.out.reserve(nrow * (ncol * 12 + 2));
-        self.out.push('[');
-        for i in 0..nrow {
-            if i > 0 {
-                self.out.push(',');
-            }
-            self.out.push('{');
-            for (j, column) in columns.iter().enumerate() {
-                self.out.push_str(&prefixes[j]);
-                match column {
-                    Column::Atomic(a) => a.write(i, &mut self.out),
-                    Column::Other(col) => {
-                        self.path.push(Segment::Name(keys[j].clone()));
-                        self.path.push(Segment::Index(i));
-                        self.cell(*col, i)?;
-                        self.path.pop();
-                        self.path.pop();
-                    }
-                }
-            }
-            self.out.push('}');
-        }
-        self.out.push(']');
-        Ok(())
+        self.directed_rows(x, &Object::default())
     }
 
     /// Row `i` of a column that is not a plain atomic vector.
