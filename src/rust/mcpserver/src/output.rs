@@ -12,6 +12,7 @@
 //! without `type`), the plan says nothing and the value is written as
 //! jsonlite would; the compiled validator has the last word either way.
 
+use crate::from_json::Shape;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -271,9 +272,27 @@ impl Planner<'_> {
     /// percent escapes); remote ones were refused when the schema was checked.
     fn resolve(&self, reference: &str) -> Option<&Value> {
         let pointer = reference.strip_prefix('#')?;
-        let decoded = crate::types::percent_decode(pointer)?;
+        let decoded = percent_decode(pointer)?;
         self.root.pointer(&decoded)
     }
+}
+
+/// A JSON pointer's percent escapes decoded (`%20` is a space).
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = text.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// The kind `enum` or `const` values give when they share one JSON type
@@ -315,6 +334,25 @@ fn all_of(parts: Vec<Node>) -> Node {
 }
 
 impl Node {
+    /// How JSON arguments this part describes become R values.
+    pub fn shape(&self) -> Shape {
+        match &self.kind {
+            Kind::Any => Shape::Raw,
+            Kind::Scalar(Scalar::Number) => Shape::Number,
+            Kind::Scalar(Scalar::Integer) => Shape::Integer,
+            Kind::Scalar(Scalar::String) => Shape::String,
+            Kind::Scalar(Scalar::Boolean) => Shape::Boolean,
+            Kind::Array(items) => Shape::Array(Box::new(items.shape())),
+            Kind::Object(object) => Shape::Object(
+                object
+                    .fields
+                    .iter()
+                    .map(|f| (f.name.clone(), f.node.shape()))
+                    .collect(),
+            ),
+        }
+    }
+
     /// The helper call that would let `null` stand here, for messages:
     /// `type_number(nullable = TRUE)`.
     pub fn nullable_helper(&self) -> String {
