@@ -6,7 +6,9 @@
 # Only CRAN's reachability is switched off, because CRAN is out of reach
 # here: its package index is an empty local repository, and the incoming
 # checks that ask CRAN's servers are off (_R_CHECK_CRAN_INCOMING_REMOTE_).
-# Fails on any ERROR or WARNING; prints every NOTE.
+# A suggested package that cannot be installed here (ellmer is only on
+# CRAN) is not forced (_R_CHECK_FORCE_SUGGESTS_=false, set only then): its
+# tests skip. Fails on any ERROR or WARNING; prints every NOTE.
 #   tools/check.sh            # R CMD check --as-cran
 #   tools/check.sh --plain    # plain R CMD check
 # The PDF manual needs LaTeX; without pdflatex it is left out (--no-manual),
@@ -22,6 +24,15 @@ manual=""
 if ! command -v pdflatex >/dev/null 2>&1; then
   manual=--no-manual
   echo "check: pdflatex is not installed, so the PDF manual is not checked (--no-manual)"
+fi
+
+unavailable=$(Rscript -e 'd <- read.dcf("DESCRIPTION", "Suggests")[[1]]' \
+  -e 'p <- trimws(sub("[(].*", "", strsplit(d, ",")[[1]]))' \
+  -e 'cat(p[!vapply(p, requireNamespace, TRUE, quietly = TRUE)])' 2>/dev/null)
+if [ -n "$unavailable" ]; then
+  echo "check: suggested but not installed here: $unavailable (not forced; their tests skip)"
+  _R_CHECK_FORCE_SUGGESTS_=false
+  export _R_CHECK_FORCE_SUGGESTS_
 fi
 
 rm -rf mcpserver.Rcheck mcpserver_*.tar.gz

@@ -33,10 +33,12 @@ test_that("a server script whose client leaves at once prints nothing", {
 
 test_that("no export masks a function of base R or of a recommended package", {
   ours <- getNamespaceExports("mcpserver")
-  installed <- rownames(utils::installed.packages())
   shipped <- rownames(utils::installed.packages(priority = c("base", "recommended")))
-  # tcltk needs a display to load, and exports only tcl*/tk* names.
-  others <- setdiff(intersect(shipped, installed), c("base", "tcltk", "mcpserver"))
+  # tcltk needs a display to load, and exports only tcl*/tk* names. R CMD
+  # check --as-cran hides the recommended packages the package does not
+  # declare: those that cannot be loaded are left out.
+  others <- setdiff(shipped, c("base", "tcltk", "mcpserver"))
+  others <- Filter(function(pkg) suppressWarnings(requireNamespace(pkg, quietly = TRUE)), others)
   exports <- c(
     list(base = ls(baseenv(), all.names = TRUE)),
     lapply(stats::setNames(others, others), function(pkg) suppressWarnings(getNamespaceExports(pkg)))
