@@ -43,8 +43,12 @@ echo "check: $tarball is $(wc -c <"$tarball") bytes"
 empty_repo=$(mktemp -d)
 profile=$(mktemp)
 trap 'rm -rf "$empty_repo" "$profile"' EXIT
-mkdir -p "$empty_repo/src/contrib"
+# As a CRAN mirror lays it out, with no package in it: the package index,
+# and the database --as-cran reads for orphaned packages.
+mkdir -p "$empty_repo/src/contrib" "$empty_repo/web/packages"
 : >"$empty_repo/src/contrib/PACKAGES"
+Rscript -e 'saveRDS(data.frame(Package = character(), Maintainer = character()), commandArgs(TRUE))' \
+  "$empty_repo/web/packages/packages.rds"
 echo "options(repos = c(CRAN = 'file://$empty_repo'))" >"$profile"
 R_PROFILE_USER="$profile" _R_CHECK_CRAN_INCOMING_REMOTE_=false \
   R CMD check $mode $manual "$tarball" || true
