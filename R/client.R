@@ -445,7 +445,7 @@ call_result <- function(result, notifications) {
 #' With a client made by [mcp_client()], these list and read a server's
 #' resources, list and get its prompts, and ask for completions of their
 #' arguments, as an MCP client would: for testthat tests of the
-#' [resource()], [resource_template()] and [prompt()] definitions a server
+#' [resource()], [resource_template()] and [prompt_template()] definitions a server
 #' serves. A prompt or read that asks for input on 2026-07-28 is answered
 #' with the client's `elicit`, `sample` and `roots` functions, as
 #' [mcp_call()] does. Protocol errors (an unknown URI or prompt, a missing
@@ -473,7 +473,7 @@ call_result <- function(result, notifications) {
 #' writeLines(c(
 #'   "library(mcpserver)",
 #'   "mcp_server(resources = resource('text://hello', 'Hello!'),",
-#'   "  prompts = prompt(function(topic) paste('Tell me about', topic),",
+#'   "  prompts = prompt_template(function(topic) paste('Tell me about', topic),",
 #'   "    name = 'about', description = 'Ask about a topic',",
 #'   "    complete = list(topic = function(value) grep(value, month.name, value = TRUE))))"
 #' ), path)

@@ -121,7 +121,7 @@
 #'   with [resource()] or [resource_template()], or a list of them. See
 #'   `vignette("resources-and-prompts")`. `list()` serves none yet, but
 #'   tells clients that resources may come (see [mcp_add()]).
-#' @param prompts Prompts to serve: one made with [prompt()], or a list
+#' @param prompts Prompts to serve: one made with [prompt_template()], or a list
 #'   (`list()`: none yet, as for `resources`).
 #' @return `NULL`, invisibly, once the client disconnects (or Ctrl-C). An
 #'   internal error in the server (a bug, reported on stderr) stops it with

@@ -2,7 +2,7 @@
 skip_on_cran()
 
 test_that("the official wire schemas are there to check every message against", {
-  # In the repository (tests/e2e/schemas); their absence is a failure.
+  # In tests/testthat/schemas, in the tarball too; their absence is a failure.
   dir <- schema_dir()
   expect_true(all(file.exists(file.path(dir, schema_revisions, "schema.json"))))
   # And each accepts a good result and rejects a bad one.

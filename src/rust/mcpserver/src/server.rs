@@ -72,14 +72,35 @@ fn settle_interrupt() {
             let mut sigint: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut sigint);
             libc::sigaddset(&mut sigint, libc::SIGINT);
-            let now = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            libc::sigtimedwait(&sigint, std::ptr::null_mut(), &now);
+            take_pending(&sigint);
         }
         R_interrupts_pending = 0;
     }
+}
+
+/// Takes a blocked signal of `set` that `sigpending()` reported off the
+/// queue, without waiting.
+///
+/// # Safety
+/// `set` must hold a signal that is pending and blocked in this thread.
+#[cfg(not(target_vendor = "apple"))]
+unsafe fn take_pending(set: &libc::sigset_t) {
+    let now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    libc::sigtimedwait(set, std::ptr::null_mut(), &now);
+}
+
+/// macOS has no `sigtimedwait()`; `sigwait()` returns at once for a signal
+/// that is already pending.
+///
+/// # Safety
+/// As above: without a pending signal of `set` it would block.
+#[cfg(target_vendor = "apple")]
+unsafe fn take_pending(set: &libc::sigset_t) {
+    let mut taken: c_int = 0;
+    libc::sigwait(set, &mut taken);
 }
 
 /// Text a client sent (say, why it could not ask the user) for R, which
