@@ -50,7 +50,7 @@
 prompt <- function(fun, name = NULL, description = NULL, arguments = NULL, ...,
                    title = NULL, icons = NULL, meta = NULL, complete = list(),
                    timeout = NULL) {
-  check_dots_empty(..., what = "prompt()")
+  check_dots_empty(..., what = "prompt()", fun = prompt)
   if (is.null(name)) {
     fun_expr <- substitute(fun)
     if (is.symbol(fun_expr)) name <- as.character(fun_expr)

@@ -137,7 +137,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
     tools <- list()
   }
   if (...length() > 0) {
-    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout`, `max_message_size`, `request_state_key`, `request_state_store`, `workers`, `worker_queue`, `worker_grace`, `transport`, `host`, `port`, `path`, `http`, `background`, `resources` or `prompts`.")
+    check_options(match.call(expand.dots = FALSE)$..., mcp_server, "mcp_server()")
   }
   transport <- match.arg(transport)
   if (!is.null(instructions) && !is_string(instructions)) {
@@ -166,6 +166,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   )
   if (!is_flag(background)) abort("`background` must be TRUE or FALSE.")
   if (background) background_check(transport, tools)
+  workers_check(runnable, workers)
   raw <- if (transport == "http") {
     rust(server_start_http_(specs, options, settings))
   } else {
