@@ -111,7 +111,7 @@ fn convert(value: RValue, structured_output: bool) -> Result<ToolResult, String>
     }
     if structured_output {
         let json = to_json::to_json(value)
-            .map_err(|e| format!("Failed to convert tool result to JSON: {e}"))?;
+            .map_err(|e| unconvertible("Failed to convert tool result to JSON", &e))?;
         return Ok(ToolResult {
             content: vec![Block::text(json.clone())],
             structured: Some(raw(json)),
@@ -147,7 +147,27 @@ fn text_of(value: RValue) -> Result<String, String> {
             .collect();
         return Ok(parts.join("\n"));
     }
-    to_json::to_json(value).map_err(|e| format!("Failed to convert tool result to text: {e}"))
+    to_json::to_json(value).map_err(|e| unconvertible("Failed to convert tool result to text", &e))
+}
+
+/// A tool's value JSON cannot hold: where the bad part sits and, when it
+/// is (or is inside) a classed object such as a model fit, what to return
+/// instead, since the whole object is rarely what the client needs.
+fn unconvertible(what: &str, e: &to_json::MapError) -> String {
+    let mut message = format!("{what}: {e}.");
+    if let Some((class, path)) = &e.object {
+        let held = if path.is_empty() {
+            format!("The tool returned an object of class `{class}`")
+        } else {
+            format!("The tool's value holds an object of class `{class}` at `{path}`")
+        };
+        message.push_str(&format!(
+            " {held}, which JSON cannot hold whole: return the parts the client needs, such as \
+             `coef(fit)`, `broom::tidy(fit)` (a data frame), or the printed summary as text, \
+             `paste(capture.output(summary(fit)), collapse = \"\\n\")`."
+        ));
+    }
+    message
 }
 
 fn raw(json: String) -> Box<RawValue> {

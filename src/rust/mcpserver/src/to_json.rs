@@ -29,6 +29,10 @@ const MAX_DEPTH: usize = 512;
 pub struct MapError {
     pub problem: String,
     pub path: String,
+    /// The innermost classed object (such as an `lm` fit) the value sits
+    /// in or is: its first class and its path. Such objects are what users
+    /// return whole when a part would do, so errors can say which parts.
+    pub object: Option<(String, String)>,
 }
 
 impl std::fmt::Display for MapError {
@@ -46,6 +50,7 @@ pub fn to_json(x: RValue) -> Result<String, MapError> {
     let mut w = Writer {
         out: String::new(),
         path: Vec::new(),
+        objects: Vec::new(),
     };
     w.value(x)?;
     Ok(w.out)
@@ -59,12 +64,28 @@ enum Segment {
 struct Writer {
     out: String,
     path: Vec<Segment>,
+    /// The classed lists being written, outermost first: the depth of the
+    /// path where each sits, and its first class.
+    objects: Vec<(usize, String)>,
 }
 
 impl Writer {
     fn error(&self, problem: String) -> MapError {
+        let object = self
+            .objects
+            .last()
+            .map(|(depth, class)| (class.clone(), self.path_text(*depth)));
+        MapError {
+            problem,
+            path: self.path_text(self.path.len()),
+            object,
+        }
+    }
+
+    /// The first `depth` segments of the path, as R would index them.
+    fn path_text(&self, depth: usize) -> String {
         let mut path = String::new();
-        for seg in &self.path {
+        for seg in &self.path[..depth] {
             match seg {
                 Segment::Name(n) => {
                     path.push('$');
@@ -75,7 +96,22 @@ impl Writer {
                 }
             }
         }
-        MapError { problem, path }
+        path
+    }
+
+    /// Notes a classed value being written (popped once it is written).
+    fn enter_object(&mut self, x: RValue) -> bool {
+        let class = x.class();
+        match (class.kind() == SEXPTYPE::STRSXP && class.len() > 0)
+            .then(|| class.string(0))
+            .flatten()
+        {
+            Some(first) => {
+                self.objects.push((self.path.len(), first.into_owned()));
+                true
+            }
+            None => false,
+        }
     }
 
     fn value(&mut self, x: RValue) -> Result<(), MapError> {
@@ -126,7 +162,10 @@ impl Writer {
                 }
                 Ok(())
             }
-            _ => Err(self.error(format!("cannot convert {} to JSON", describe_object(x)))),
+            _ => {
+                self.enter_object(x);
+                Err(self.error(format!("cannot convert {} to JSON", describe_object(x))))
+            }
         }
     }
 
@@ -174,6 +213,15 @@ impl Writer {
         if x.inherits("POSIXlt") {
             return self.posixlt(x);
         }
+        let entered = self.enter_object(x);
+        let written = self.plain_list(x);
+        if entered {
+            self.objects.pop();
+        }
+        written
+    }
+
+    fn plain_list(&mut self, x: RValue) -> Result<(), MapError> {
         let names = x.names();
         if names.is_null() {
             self.out.push('[');
