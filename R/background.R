@@ -43,7 +43,7 @@
 #'   # In an interactive session:
 #'   cars <- mtcars
 #'   describe <- tool(
-#'     function(column) summary(cars[[column]]),
+#'     function(column) as.list(summary(cars[[column]])), # a list keeps the names (Min., ...)
 #'     "Summarise a column of the cars data I am working on",
 #'     arguments = list(column = type_string()),
 #'     name = "describe"

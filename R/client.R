@@ -427,9 +427,11 @@ mcp_tools <- function(client) {
 #' @rdname mcp_client
 #' @param name The tool to call.
 #' @param ... The tool's arguments, by name.
-#' @param arguments The tool's arguments as a named list (instead of `...`;
-#'   needed for a tool argument called `client`, `name`, `arguments` or
-#'   `progress`).
+#' @param arguments The tool's arguments as a named list (instead of `...`).
+#'   Given in `...`, arguments whose names are or abbreviate `client` and
+#'   `name` (`n = 3`) are the tool's, when the client and the tool's name
+#'   are given by position (as in `mcp_call(client, "fit", n = 3)`); a tool
+#'   argument called `arguments` or `progress` goes in this list.
 #' @param progress If `TRUE`, the call asks for progress reports (it sends
 #'   a progress token, as clients that show progress do), so the tool's
 #'   [mcp_progress()] reports arrive in the result's `progress`. Without
@@ -455,31 +457,48 @@ mcp_call <- function(client, name, ..., arguments = list(...), progress = FALSE)
   call_result(result, client$notifications)
 }
 
-# R binds an abbreviated name to an argument before `...`, so the tool
-# argument in mcp_call(client, "fit", n = 3) would become `name`. When a
-# name of `call` abbreviates one of `leading`, returns the arguments bound
-# by exact name and position only (`options` are the exact-only ones after
-# `...`), the others given as `arguments`; NULL when nothing was.
+# R binds an argument name that abbreviates one before `...` to it, so the
+# tool argument in mcp_call(client, "fit", n = 3) would become `name`; and a
+# tool argument called `name`, in mcp_call(client, "notebook", name = "x"),
+# takes the tool's name's place. When a call does either, returns its
+# arguments bound as meant: `leading` (client, name) by exact name or by
+# position (the first unnamed values, when there are as many as them),
+# `options` (after `...`) by exact name, the rest as the tool's arguments.
+# NULL for a call R binds as meant.
 rematch_abbreviated <- function(call, env, leading, options) {
   args <- as.list(call)[-1]
   typed <- names(args) %||% rep("", length(args))
+  unnamed <- which(!nzchar(typed))
   abbreviates <- function(t) nzchar(t) && !t %in% leading && any(startsWith(leading, t))
-  if (!any(vapply(typed, abbreviates, logical(1)))) return(NULL)
+  abbreviated <- any(vapply(typed, abbreviates, logical(1)))
+  by_position <- length(unnamed) >= length(leading)
+  if (!abbreviated && !(by_position && any(leading %in% typed))) return(NULL)
   values <- lapply(args, eval, envir = env)
-  positional <- which(!nzchar(typed))
   bound <- list()
-  for (formal in leading) {
-    if (formal %in% typed) {
-      bound[formal] <- list(values[[match(formal, typed)]])
-    } else if (length(positional) > 0) {
-      bound[formal] <- list(values[[positional[[1]]]])
-      positional <- positional[-1]
+  if (by_position) {
+    for (i in seq_along(leading)) bound[leading[[i]]] <- list(values[[unnamed[[i]]]])
+    used <- unnamed[seq_along(leading)]
+  } else {
+    used <- integer()
+    for (formal in leading) {
+      if (formal %in% typed) {
+        bound[formal] <- list(values[[match(formal, typed)]])
+        used <- c(used, match(formal, typed))
+      } else if (length(setdiff(unnamed, used)) > 0) {
+        position <- setdiff(unnamed, used)[[1]]
+        bound[formal] <- list(values[[position]])
+        used <- c(used, position)
+      }
     }
   }
-  given <- setdiff(seq_along(values), c(match(leading, typed, 0L), which(!nzchar(typed))))
-  for (option in options) if (option %in% typed) bound[option] <- list(values[[match(option, typed)]])
-  rest <- given[!typed[given] %in% options]
-  bound$arguments <- c(values[c(rest, positional)], bound$arguments)
+  for (option in options) {
+    if (option %in% typed) {
+      bound[option] <- list(values[[match(option, typed)]])
+      used <- c(used, match(option, typed))
+    }
+  }
+  rest <- setdiff(seq_along(values), used)
+  bound$arguments <- c(values[rest], bound$arguments)
   bound
 }
 

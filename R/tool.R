@@ -13,8 +13,10 @@
 #'   `arguments`).
 #' @param arguments A named list of [type helpers][tool-types], one per
 #'   argument of `fun` the client may supply. Each name must be an argument
-#'   of `fun` (unless `fun` takes `...`). [type_ignore()] entries are left
-#'   out of the schema. Or one helper for all of them: a [type_object()],
+#'   of `fun` (unless `fun` takes `...`), and every argument of `fun`
+#'   without a default must be declared (no client could give it otherwise,
+#'   so it is an error now rather than at every call). [type_ignore()]
+#'   entries are left out of the schema. Or one helper for all of them: a [type_object()],
 #'   or a [type_from_schema()] of a complete JSON Schema (2020-12) object
 #'   schema, sent to clients as it is (`$schema`, `$defs` and `$ref`,
 #'   `allOf`/`anyOf`/`oneOf`, `if`/`then`/`else`, ...) and checked in full

@@ -381,3 +381,15 @@ test_that("tool and prompt arguments that abbreviate mcp_call()'s own are the to
   expect_equal(mcp_call(client, "pick", arguments = list(n = 4L))$text, "4 none")
   expect_error(mcp_call(client, "pick", n = 1L, 5), "Tool arguments must be named")
 })
+
+test_that("a tool or prompt argument called `name` or `client` is the tool's", {
+  notebook <- function(name, client = "me") paste(name, "for", client)
+  client <- mcp_client(list(
+    tool(notebook, "Notebook", arguments = list(name = type_string(), client = type_string(required = FALSE)))
+  ))
+  withr::defer(mcp_close(client))
+  # Before, `name = "work"` took the tool name's place.
+  expect_equal(mcp_call(client, "notebook", name = "work")$text, "work for me")
+  expect_equal(mcp_call(client, "notebook", name = "work", client = "Ada")$text, "work for Ada")
+  expect_equal(mcp_call(client, name = "notebook", arguments = list(name = "x"))$text, "x for me")
+})
