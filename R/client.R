@@ -438,7 +438,7 @@ mcp_tools <- function(client) {
 #'   it, the server sends none.
 #' @export
 mcp_call <- function(client, name, ..., arguments = list(...), progress = FALSE) {
-  exact <- rematch_abbreviated(sys.call(), parent.frame(), c("client", "name"), c("arguments", "progress"))
+  exact <- rebind_leading(sys.call(), parent.frame(), c("client", "name"), c("arguments", "progress"))
   if (!is.null(exact)) return(do.call(mcp_call, exact))
   check_client(client)
   if (!is_string(name)) abort("`name` must be a single string.")
@@ -465,7 +465,7 @@ mcp_call <- function(client, name, ..., arguments = list(...), progress = FALSE)
 # position (the first unnamed values, when there are as many as them),
 # `options` (after `...`) by exact name, the rest as the tool's arguments.
 # NULL for a call R binds as meant.
-rematch_abbreviated <- function(call, env, leading, options) {
+rebind_leading <- function(call, env, leading, options) {
   args <- as.list(call)[-1]
   typed <- names(args) %||% rep("", length(args))
   unnamed <- which(!nzchar(typed))
@@ -639,7 +639,7 @@ mcp_prompts <- function(client) {
 #' @param arguments The prompt's arguments as a named list (instead of `...`).
 #' @export
 mcp_get_prompt <- function(client, name, ..., arguments = list(...)) {
-  exact <- rematch_abbreviated(sys.call(), parent.frame(), c("client", "name"), "arguments")
+  exact <- rebind_leading(sys.call(), parent.frame(), c("client", "name"), "arguments")
   if (!is.null(exact)) return(do.call(mcp_get_prompt, exact))
   check_client(client)
   if (!is_string(name)) abort("`name` must be a single string.")

@@ -508,7 +508,12 @@ test_that("concurrent tools without future are refused before the server answers
   lib <- dirname(find.package("mcpserver"))
   skip_if(file.exists(file.path(lib, "future")), "future is installed next to mcpserver")
   empty <- withr::local_tempdir()
-  script <- server_script("mcp_server(list(tool(function() 1, 'One', name = 'one', concurrent = TRUE)))")
+  # The trace says whether the server started serving at all (before, it
+  # started, and a fast client had `initialize` answered).
+  script <- server_script(c(
+    "invisible(trace('server_start_', quote(cat('SERVING STARTED\\n', file = stderr())), where = asNamespace('mcpserver'), print = FALSE))",
+    "mcp_server(list(tool(function() 1, 'One', name = 'one', concurrent = TRUE)))"
+  ))
   proc <- processx::process$new(
     file.path(R.home("bin"), "Rscript"), script,
     stdin = "|", stdout = "|", stderr = "|",
@@ -525,5 +530,7 @@ test_that("concurrent tools without future are refused before the server answers
   expect_false(proc$get_exit_status() == 0)
   # Before, `initialize` was answered first and only then did it exit.
   expect_equal(proc$read_all_output(), "")
-  expect_match(proc$read_all_error(), "the future package, which is not installed", fixed = TRUE)
+  said <- proc$read_all_error()
+  expect_match(said, "the future package, which is not installed", fixed = TRUE)
+  expect_no_match(said, "SERVING STARTED")
 })
