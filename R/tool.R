@@ -229,16 +229,15 @@ check_schema_arguments <- function(schema, fun) {
 check_required_declared <- function(fun, declared) {
   needed <- setdiff(required_formals(fun), declared)
   if (length(needed) == 0) return(invisible())
-  example <- sprintf("arguments = list(%s)", paste0(needed, " = type_string()", collapse = ", "))
-  abort(sprintf(
-    "`fun` has %s %s without a default, which `arguments` does not declare: no client could give %s, so every call would fail with `argument \"%s\" is missing`. Declare %s (e.g. `%s`, with the right types) or give %s a default.",
-    if (length(needed) == 1) "argument" else "arguments",
-    paste0("`", needed, "`", collapse = ", "),
-    if (length(needed) == 1) "it" else "them",
-    needed[[1]],
-    if (length(needed) == 1) "it" else "them",
-    example,
-    if (length(needed) == 1) "it" else "them"
+  one <- length(needed) == 1
+  them <- if (one) "it" else "them"
+  abort(sprintf(paste(
+    "`fun` has %s %s without a default, which `arguments` does not declare: no client could give %s,",
+    "so every call would fail with `argument \"%s\" is missing`. Declare %s (e.g.",
+    "`arguments = list(%s = type_number())`, with %s type) or give %s a default."
+  ),
+    if (one) "argument" else "arguments", paste0("`", needed, "`", collapse = ", "), them,
+    needed[[1]], them, needed[[1]], if (one) "its" else "their", them
   ))
 }
 

@@ -307,7 +307,9 @@ for (path in documents) {
     } else {
       sprintf("%s, chunk at line %d", state$doc, chunk$line)
     }
-    test_that(paste(where, "runs"), run_chunk(state, chunk, where))
+    test_that(paste(where, "runs"), {
+      run_chunk(state, chunk, where)
+    })
   }
   if (!is.null(state$session)) session_close(state$session)
 }

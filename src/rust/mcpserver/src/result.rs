@@ -154,8 +154,9 @@ fn text_of(value: RValue) -> Result<String, String> {
 /// is (or is inside) a classed object such as a model fit, what to return
 /// instead, since the whole object is rarely what the client needs.
 fn unconvertible(what: &str, e: &to_json::MapError) -> String {
-    let mut message = format!("{what}: {e}.");
+    let mut message = format!("{what}: {e}");
     if let Some((class, path)) = &e.object {
+        message.push('.');
         let held = if path.is_empty() {
             format!("The tool returned an object of class `{class}`")
         } else {
