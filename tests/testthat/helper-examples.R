@@ -15,7 +15,9 @@
 # Two changes are made to the code, and only these: port 8000, which the
 # documents use, becomes a free port of this run (a shared machine may use
 # 8000); and a chunk the text asks to save as a file (Save as `server.R`)
-# is also written there, in the session's working directory.
+# is also written there, in the session's working directory. The session
+# attaches mcpserver before the examples of an Rd file, as example() does,
+# and testthat before a chunk written for a test file (`test_that()`).
 
 example_sources <- function() {
   root <- test_path("..", "..")
