@@ -35,10 +35,19 @@
 #' function is interrupted then, and the request gets 503 with
 #' `Retry-After`), including time spent waiting for a tool call R is busy
 #' with. An error in the function answers 500 (and is reported on stderr,
-#' with the token masked); neither outcome is remembered. Return `FALSE`
-#' only for tokens known to be bad: the refusal is remembered too. A
-#' session stays bound to the token that opened it: a request with another
-#' token does not find it (404).
+#' with the token, or any piece of it the message quotes, masked); neither
+#' outcome is remembered. Return `FALSE` only for tokens known to be bad:
+#' the refusal is remembered too. A session stays bound to the token that
+#' opened it: a request with another token does not find it (404).
+#'
+#' Anyone can send a made-up token, so checks never hold up the callers
+#' whose tokens are known: tool calls go first, checks run when no call
+#' waits (or, while calls keep R busy, in at most a fifth of its time), a
+#' check that holds R for more than a quarter of a second while calls wait
+#' is interrupted (its client gets 503 and retries), R is given one check
+#' at a time, taken in turn from each client address that has some
+#' waiting, and one address has at most `bearer_checks_per_peer` new
+#' tokens waiting or being checked at once (429 beyond).
 #'
 #' A 2026-07-28 task belongs to whoever created it: requests from anyone
 #' else get what an unknown task id gets. With a function that returns a
@@ -60,6 +69,10 @@
 #'   its verdict on a token is remembered; `0` asks it on every request.
 #' @param bearer_timeout With a function in `bearer_tokens`, how many
 #'   seconds a request waits for its verdict.
+#' @param bearer_checks_per_peer With a function in `bearer_tokens`, how
+#'   many tokens it has not seen one client address may have checked at
+#'   once (429 beyond). A client has one token at a time; raise this when
+#'   many users share an address (behind NAT or a proxy that hides theirs).
 #' @param resource The endpoint's canonical URL (e.g.
 #'   `"https://mcp.example.com/mcp"`) for protected-resource metadata, or
 #'   `NULL` to serve none.
@@ -67,10 +80,20 @@
 #'   that issue tokens for `resource`.
 #' @param max_body_size Largest request body in bytes (413 beyond).
 #' @param max_header_size Largest request head in bytes (431 beyond).
-#' @param max_sessions Most handshake-era sessions open at once (503 for
-#'   another `initialize`).
-#' @param max_streams Most requests being answered at once, open event
-#'   streams included (503 beyond).
+#' @param max_sessions Most handshake-era sessions open at once. When full,
+#'   the least recently used idle session (no call running, no stream open)
+#'   ends to make room (its client gets 404 and starts a new one); with none
+#'   idle, another `initialize` gets 503 with `Retry-After`.
+#' @param max_sessions_per_client With tokens required, most sessions one
+#'   token holder keeps open: one more ends the holder's own least recently
+#'   used idle session, or gets 429 if all are busy.
+#' @param max_streams Most long-lived event streams open at once: GET
+#'   streams (resumed ones included) and 2026-07-28 `subscriptions/listen`
+#'   (503 beyond). Other requests end with their answer and are not
+#'   counted.
+#' @param max_streams_per_client Most long-lived streams one client keeps
+#'   open (429 beyond): the token holder with tokens required, else the
+#'   client's address (an IPv6 client's /64 network).
 #' @param session_timeout Seconds after which a session with no request,
 #'   no running call and no open stream ends (its client gets 404 and
 #'   starts a new one).
@@ -97,8 +120,10 @@
 http_options <- function(allowed_hosts = NULL, allowed_origins = NULL,
                          bearer_tokens = NULL, resource = NULL,
                          authorization_servers = NULL, bearer_cache = 60, bearer_timeout = 10,
+                         bearer_checks_per_peer = 4,
                          max_body_size = 4 * 1024^2, max_header_size = 64 * 1024,
-                         max_sessions = 100, max_streams = 256,
+                         max_sessions = 100, max_sessions_per_client = 25,
+                         max_streams = 256, max_streams_per_client = 32,
                          session_timeout = 30 * 60, task_id_prefix = NULL) {
   check_names <- function(x, arg) {
     if (!is.null(x) && !(is.character(x) && length(x) > 0 && !anyNA(x) && all(nzchar(x)))) {
@@ -128,8 +153,11 @@ http_options <- function(allowed_hosts = NULL, allowed_origins = NULL,
   }
   check_count(max_body_size, "max_body_size", 1024)
   check_count(max_header_size, "max_header_size", 8192)
+  check_count(bearer_checks_per_peer, "bearer_checks_per_peer")
   check_count(max_sessions, "max_sessions")
+  check_count(max_sessions_per_client, "max_sessions_per_client")
   check_count(max_streams, "max_streams")
+  check_count(max_streams_per_client, "max_streams_per_client")
   if (!is_positive_number(session_timeout)) abort("`session_timeout` must be a positive number of seconds.")
   if (!is.null(task_id_prefix) && !(is_string(task_id_prefix) && grepl("^[A-Za-z0-9._-]{1,32}$", task_id_prefix))) {
     abort("`task_id_prefix` must be NULL or up to 32 letters, digits, `.`, `_` or `-`, such as \"r1-\".")
@@ -140,8 +168,10 @@ http_options <- function(allowed_hosts = NULL, allowed_origins = NULL,
       bearer_tokens = bearer_tokens, resource = resource,
       authorization_servers = authorization_servers,
       bearer_cache = bearer_cache, bearer_timeout = bearer_timeout,
+      bearer_checks_per_peer = bearer_checks_per_peer,
       max_body_size = max_body_size, max_header_size = max_header_size,
-      max_sessions = max_sessions, max_streams = max_streams,
+      max_sessions = max_sessions, max_sessions_per_client = max_sessions_per_client,
+      max_streams = max_streams, max_streams_per_client = max_streams_per_client,
       session_timeout = session_timeout, task_id_prefix = task_id_prefix
     ),
     class = "mcpserver_http_options"

@@ -46,7 +46,8 @@
 #' [mcp_elicit()] fails at once and progress and log messages are dropped.
 #'
 #' Set the environment variable `MCPSERVER_TRACE=1` to log every message the
-#' server reads and writes, with timings, to stderr.
+#' server reads and writes, with timings, to stderr (bearer tokens never
+#' appear: the answers of a token-checking function are left out).
 #'
 #' @param tools A tool made with [tool()], or a list of them. `ellmer`
 #'   tool definitions are accepted too.

@@ -374,9 +374,16 @@ deliver <- function(server, call, outcome) {
   call$answered <- TRUE
   id <- call$job$id
   if (inherits(outcome, "error")) {
+    # What future says names the worker's process id and host and the
+    # globals sent along (names and sizes of the server's objects): for
+    # the server's log, not for the client.
+    cat(sprintf(
+      "mcpserver: the R worker running job %s stopped unexpectedly: %s\n",
+      format(id, scientific = FALSE), conditionMessage(outcome)
+    ), file = stderr())
     server$complete_error(id, paste0(
       "The R worker running this call stopped unexpectedly (it crashed or quit), ",
-      "so the call has no result. ", conditionMessage(outcome)
+      "so the call has no result; the server's log has the details."
     ))
   } else if (isTRUE(outcome$ok)) {
     server$complete_value(id, call$job$tool, outcome$value)

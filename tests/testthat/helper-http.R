@@ -3,12 +3,12 @@
 
 # Starts a server script serving HTTP on a free port; returns its URL once
 # the server has said where it listens (on stderr).
-start_http_server <- function(code, env = parent.frame(), timeout = 20) {
+start_http_server <- function(code, env = parent.frame(), timeout = 20, vars = character()) {
   script <- server_script(code, env = env)
   lib <- paste(.libPaths(), collapse = .Platform$path.sep)
   proc <- processx::process$new(
     file.path(R.home("bin"), "Rscript"), script,
-    stdout = "|", stderr = "|", env = c("current", R_LIBS = lib)
+    stdout = "|", stderr = "|", env = c("current", R_LIBS = lib, vars)
   )
   withr::defer(if (proc$is_alive()) proc$kill(), envir = env)
   deadline <- Sys.time() + timeout

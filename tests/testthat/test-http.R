@@ -543,3 +543,75 @@ test_that("a bearer-token function still checks tokens after the tools change", 
   expect_equal(vapply(http_messages(listed)[[1]]$result$tools, function(t) t$name, ""), c("grow", "fresh"))
   expect_equal(list_with("bad", 3)$status, 401L)
 })
+
+test_that("MCPSERVER_TRACE never shows a bearer token, nor a piece of one", {
+  skip_if_no_curl()
+  server <- start_http_server(c(
+    "check <- function(token) {",
+    "  if (startsWith(token, 'whole')) stop(sprintf('lookup failed for token %s', token))",
+    "  if (startsWith(token, 'part')) stop('no user for ', substr(token, 1, 12), '...')",
+    "  token == 'fine-s3cr3t-9'",
+    "}",
+    "mcp_server(list(tool(function() 'hi', 'Says hi', name = 'hi')), transport = 'http', port = 0,",
+    "  http = http_options(bearer_tokens = check))"
+  ), vars = c(MCPSERVER_TRACE = "1"))
+  body <- list(jsonrpc = "2.0", id = 1, method = "tools/list", params = list(`_meta` = modern_meta()))
+  ask <- function(token) curl_request(server$url, body, headers = c(modern_headers("tools/list"), Authorization = paste("Bearer", token)))
+  expect_equal(ask("whole-s3cr3t-9f8e7d")$status, 500L)
+  expect_equal(ask("part-s3cr3t-6c5b4a")$status, 500L)
+  expect_equal(ask("fine-s3cr3t-9")$status, 200L)
+  said <- server$said
+  deadline <- Sys.time() + 5
+  while (!any(grepl("no user for", said)) && Sys.time() < deadline) {
+    server$proc$poll_io(100)
+    said <- c(said, server$proc$read_error_lines())
+  }
+  said <- paste(said, collapse = "\n")
+  expect_match(said, "[mcpserver", fixed = TRUE) # the trace is on
+  expect_match(said, "lookup failed for token <token>", fixed = TRUE)
+  expect_match(said, "no user for <token>...", fixed = TRUE)
+  expect_false(grepl("s3cr3t", said, fixed = TRUE))
+})
+
+# Linux's resident set size of a process, in bytes.
+resident_bytes <- function(pid) {
+  status <- readLines(sprintf("/proc/%d/status", pid))
+  kb <- as.numeric(sub("^VmRSS:\\s*([0-9]+) kB$", "\\1", grep("^VmRSS:", status, value = TRUE)))
+  kb * 1024
+}
+
+test_that("resumptions of a stream share what it keeps: 40 of an 8 MiB answer cost next to nothing", {
+  skip_if_no_curl()
+  skip_if_not(file.exists("/proc/self/status"), "needs Linux's /proc")
+  server <- start_http_server(c(
+    "big <- tool(function() { Sys.sleep(1); strrep('x', 8 * 1024^2) }, 'A large answer', name = 'big')",
+    "mcp_server(list(big), transport = 'http', port = 0, http = http_options(max_streams_per_client = 64))"
+  ))
+  init <- http_initialize(server$url)
+  session <- c("Mcp-Session-Id" = init$session, "MCP-Protocol-Version" = "2025-11-25")
+  # An event-stream answer is kept for a client that comes back for it.
+  call <- curl_request(server$url, list(jsonrpc = "2.0", id = 1, method = "tools/call",
+    params = list(name = "big", arguments = setNames(list(), character()))),
+    headers = c(session, Accept = "text/event-stream"), timeout = 60)
+  expect_match(call$body, "id: 1:0", fixed = TRUE)
+  port <- as.integer(sub("^http://[^:]+:([0-9]+)/.*$", "\\1", server$url))
+  before <- resident_bytes(server$proc$get_pid())
+  # 40 clients resume it and never read.
+  get <- paste0(
+    "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:", port, "\r\nAccept: text/event-stream\r\n",
+    "Mcp-Session-Id: ", init$session, "\r\nLast-Event-ID: 1:0\r\n\r\n"
+  )
+  idle <- lapply(1:40, function(i) {
+    con <- socketConnection("127.0.0.1", port, open = "r+b", blocking = TRUE)
+    writeBin(charToRaw(get), con)
+    con
+  })
+  withr::defer(for (con in idle) close(con))
+  Sys.sleep(2)
+  grown <- resident_bytes(server$proc$get_pid()) - before
+  expect_lt(grown, 64 * 1024^2)
+  # The newest resumption gets the whole answer.
+  resumed <- curl_request(server$url, headers = c(session, Accept = "text/event-stream", "Last-Event-ID" = "1:0"), timeout = 60)
+  messages <- http_messages(resumed)
+  expect_equal(nchar(messages[[length(messages)]]$result$content[[1]]$text), 8 * 1024^2)
+})

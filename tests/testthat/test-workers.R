@@ -123,8 +123,13 @@ test_that("a worker that quits or crashes fails only its own call and is replace
     crashed <- got[[how]]$result
     expect_true(crashed$isError)
     expect_match(crashed$content[[1]]$text, "worker running this call stopped unexpectedly", fixed = TRUE)
+    # What future tells of the worker (its process id, the globals sent
+    # to it) goes to the server's log, not to the client.
+    expect_false(grepl("PID|pid|global|localhost", crashed$content[[1]]$text), label = crashed$content[[1]]$text)
     expect_false(isTRUE(got[[paste0("busy-", how)]]$result$isError), label = paste("the call beside", how))
   }
+  said <- paste(client$proc$read_error_lines(), collapse = "\n")
+  expect_match(said, "the R worker running job [0-9]+ stopped unexpectedly: .*PID", perl = TRUE)
   expect_workers_serve(client, 10)
   expect_equal(finish(client), 0)
 })

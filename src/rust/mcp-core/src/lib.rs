@@ -31,5 +31,6 @@ pub mod time;
 pub mod tool;
 pub mod trace;
 pub mod transport;
+pub mod turns;
 pub mod uri_template;
 pub mod validation;

@@ -5,7 +5,10 @@
 //! the call with the answers and that state echoed back. The state carries
 //! the answers given so far, so the server keeps nothing between rounds. The
 //! client controls it, so it is authenticated (HMAC-SHA256), bound to the
-//! tool and a digest of its arguments, given an expiry, and accepted once.
+//! tool and a digest of its arguments and to whoever it was issued to (the
+//! holder of the request's token, when tokens are required), given an
+//! expiry, and accepted once. A state another holder presents is refused
+//! without being used up, so its own holder can still retry with it.
 //!
 //! What "once" covers depends on the key and on where used states are
 //! recorded:
@@ -57,6 +60,9 @@ pub enum Refusal {
     BadSignature,
     OtherTool,
     OtherArguments,
+    /// Issued to another token holder (or to none, or to one when the
+    /// request has none).
+    OtherHolder,
     Expired,
     Replayed,
     /// `MAX_USED_STATES` unexpired states are remembered already.
@@ -77,6 +83,7 @@ impl Refusal {
             Refusal::OtherArguments => {
                 "the request state belongs to a call with other arguments".into()
             }
+            Refusal::OtherHolder => "the request state was issued to another client".into(),
             Refusal::Expired => "the request state has expired".into(),
             Refusal::Replayed => "the request state has already been used".into(),
             Refusal::TooManyInUse => format!(
@@ -114,6 +121,14 @@ pub fn random_bytes<const N: usize>() -> [u8; N] {
     let mut bytes = [0u8; N];
     getrandom::fill(&mut bytes).expect("the operating system's random source");
     bytes
+}
+
+/// Who a state is issued to: the owner of the request's tasks (see
+/// [`crate::tasks::Owner`]), a digest of the token holder.
+pub type Holder = crate::tasks::Owner;
+
+fn holder_text(holder: Option<&Holder>) -> Value {
+    holder.map_or(Value::Null, |h| Value::from(B64.encode(h)))
 }
 
 /// A digest of tool arguments that does not depend on key order.
@@ -159,9 +174,16 @@ impl Signer {
         mac.finalize().into_bytes().to_vec()
     }
 
-    /// Issues a state for `tool` called with `arguments`.
-    pub fn issue(&self, tool: &str, arguments: &Map<String, Value>, state: &State) -> String {
-        self.issue_at(tool, arguments, state, now_secs())
+    /// Issues a state for `tool` called with `arguments` by `holder` (who
+    /// holds the request's token, if tokens are required).
+    pub fn issue(
+        &self,
+        tool: &str,
+        arguments: &Map<String, Value>,
+        state: &State,
+        holder: Option<&Holder>,
+    ) -> String {
+        self.issue_at(tool, arguments, state, holder, now_secs())
     }
 
     fn issue_at(
@@ -169,12 +191,14 @@ impl Signer {
         tool: &str,
         arguments: &Map<String, Value>,
         state: &State,
+        holder: Option<&Holder>,
         now: u64,
     ) -> String {
         let payload = json!({
             "v": 1,
             "tool": tool,
             "args": arguments_digest(arguments),
+            "holder": holder_text(holder),
             "exp": now + STATE_LIFETIME.as_secs(),
             "nonce": B64.encode(random_bytes::<16>()),
             "answers": state.answers,
@@ -188,14 +212,16 @@ impl Signer {
         )
     }
 
-    /// Checks a state the client sent back; on success it cannot be used again.
+    /// Checks a state `holder` sent back; on success it cannot be used
+    /// again (a refused one can: it is used up only once accepted).
     pub fn accept(
         &mut self,
         text: &str,
         tool: &str,
         arguments: &Map<String, Value>,
+        holder: Option<&Holder>,
     ) -> Result<State, Refusal> {
-        self.accept_at(text, tool, arguments, now_secs())
+        self.accept_at(text, tool, arguments, holder, now_secs())
     }
 
     fn accept_at(
@@ -203,6 +229,7 @@ impl Signer {
         text: &str,
         tool: &str,
         arguments: &Map<String, Value>,
+        holder: Option<&Holder>,
         now: u64,
     ) -> Result<State, Refusal> {
         let (payload, signature) = text.split_once('.').ok_or(Refusal::Malformed)?;
@@ -218,6 +245,9 @@ impl Signer {
         }
         if value["args"] != arguments_digest(arguments).as_str() {
             return Err(Refusal::OtherArguments);
+        }
+        if value["holder"] != holder_text(holder) {
+            return Err(Refusal::OtherHolder);
         }
         let expiry = value["exp"].as_u64().ok_or(Refusal::Malformed)?;
         if expiry <= now {
@@ -324,21 +354,21 @@ mod tests {
     fn a_state_round_trips_once() {
         let mut s = Signer::new(None, None);
         let a = args(json!({"x": 1, "y": {"b": 2, "a": 1}}));
-        let token = s.issue("greet", &a, &state());
+        let token = s.issue("greet", &a, &state(), None);
         // Key order does not matter for the digest.
         let reordered = args(json!({"y": {"a": 1, "b": 2}, "x": 1}));
-        assert_eq!(s.accept(&token, "greet", &reordered), Ok(state()));
-        assert_eq!(s.accept(&token, "greet", &a), Err(Refusal::Replayed));
+        assert_eq!(s.accept(&token, "greet", &reordered, None), Ok(state()));
+        assert_eq!(s.accept(&token, "greet", &a, None), Err(Refusal::Replayed));
     }
 
     #[test]
     fn tampered_foreign_and_expired_states_are_refused() {
         let mut s = Signer::new(Some(b"secret"), None);
         let a = args(json!({"x": 1}));
-        let token = s.issue("greet", &a, &state());
-        assert_eq!(s.accept(&token, "other", &a), Err(Refusal::OtherTool));
+        let token = s.issue("greet", &a, &state(), None);
+        assert_eq!(s.accept(&token, "other", &a, None), Err(Refusal::OtherTool));
         assert_eq!(
-            s.accept(&token, "greet", &args(json!({"x": 2}))),
+            s.accept(&token, "greet", &args(json!({"x": 2})), None),
             Err(Refusal::OtherArguments)
         );
         let (payload, sig) = token.split_once('.').unwrap();
@@ -348,21 +378,59 @@ mod tests {
             .replace("Ada", "Eve");
         bytes = text.into_bytes();
         let forged = format!("{}.{sig}", B64.encode(&bytes));
-        assert_eq!(s.accept(&forged, "greet", &a), Err(Refusal::BadSignature));
-        let mut other = Signer::new(Some(b"another key"), None);
         assert_eq!(
-            other.accept(&token, "greet", &a),
+            s.accept(&forged, "greet", &a, None),
             Err(Refusal::BadSignature)
         );
-        assert_eq!(s.accept("garbage", "greet", &a), Err(Refusal::Malformed));
-        assert_eq!(s.accept("YQ.Yg", "greet", &a), Err(Refusal::BadSignature));
+        let mut other = Signer::new(Some(b"another key"), None);
+        assert_eq!(
+            other.accept(&token, "greet", &a, None),
+            Err(Refusal::BadSignature)
+        );
+        assert_eq!(
+            s.accept("garbage", "greet", &a, None),
+            Err(Refusal::Malformed)
+        );
+        assert_eq!(
+            s.accept("YQ.Yg", "greet", &a, None),
+            Err(Refusal::BadSignature)
+        );
         let old = s.issue_at(
             "greet",
             &a,
             &state(),
+            None,
             now_secs() - STATE_LIFETIME.as_secs() - 1,
         );
-        assert_eq!(s.accept(&old, "greet", &a), Err(Refusal::Expired));
+        assert_eq!(s.accept(&old, "greet", &a, None), Err(Refusal::Expired));
+    }
+
+    #[test]
+    fn a_state_serves_only_its_holder_and_another_does_not_use_it_up() {
+        let mut s = Signer::new(None, None);
+        let a = args(json!({"x": 1}));
+        let (ann, bob) = ([1u8; 32], [2u8; 32]);
+        let token = s.issue("greet", &a, &state(), Some(&ann));
+        assert_eq!(
+            s.accept(&token, "greet", &a, Some(&bob)),
+            Err(Refusal::OtherHolder)
+        );
+        assert_eq!(
+            s.accept(&token, "greet", &a, None),
+            Err(Refusal::OtherHolder)
+        );
+        assert_eq!(s.accept(&token, "greet", &a, Some(&ann)), Ok(state()));
+        assert_eq!(
+            s.accept(&token, "greet", &a, Some(&ann)),
+            Err(Refusal::Replayed)
+        );
+        // One issued to nobody (no tokens) is not taken by a holder.
+        let anonymous = s.issue("greet", &a, &state(), None);
+        assert_eq!(
+            s.accept(&anonymous, "greet", &a, Some(&ann)),
+            Err(Refusal::OtherHolder)
+        );
+        assert_eq!(s.accept(&anonymous, "greet", &a, None), Ok(state()));
     }
 
     /// A fresh directory for a store, removed when dropped.
@@ -398,10 +466,10 @@ mod tests {
     fn without_a_key_only_the_issuing_process_accepts_a_state() {
         let a = args(json!({"x": 1}));
         let mut first = Signer::new(None, None);
-        let token = first.issue("greet", &a, &state());
+        let token = first.issue("greet", &a, &state(), None);
         let mut second = Signer::new(None, None);
         assert_eq!(
-            second.accept(&token, "greet", &a),
+            second.accept(&token, "greet", &a, None),
             Err(Refusal::BadSignature)
         );
         assert!(Refusal::BadSignature
@@ -409,26 +477,35 @@ mod tests {
             .contains("another server process"));
         let mut restarted = Signer::new(None, None);
         assert_eq!(
-            restarted.accept(&token, "greet", &a),
+            restarted.accept(&token, "greet", &a, None),
             Err(Refusal::BadSignature)
         );
-        assert_eq!(first.accept(&token, "greet", &a), Ok(state()));
-        assert_eq!(first.accept(&token, "greet", &a), Err(Refusal::Replayed));
+        assert_eq!(first.accept(&token, "greet", &a, None), Ok(state()));
+        assert_eq!(
+            first.accept(&token, "greet", &a, None),
+            Err(Refusal::Replayed)
+        );
     }
 
     #[test]
     fn a_shared_key_without_a_store_accepts_a_state_once_per_process() {
         let a = args(json!({"x": 1}));
         let mut first = Signer::new(Some(b"secret"), None);
-        let token = first.issue("greet", &a, &state());
-        assert!(first.accept(&token, "greet", &a).is_ok());
-        assert_eq!(first.accept(&token, "greet", &a), Err(Refusal::Replayed));
+        let token = first.issue("greet", &a, &state(), None);
+        assert!(first.accept(&token, "greet", &a, None).is_ok());
+        assert_eq!(
+            first.accept(&token, "greet", &a, None),
+            Err(Refusal::Replayed)
+        );
         // Documented: another process, or a restart, accepts it once more.
         let mut second = Signer::new(Some(b"secret"), None);
-        assert!(second.accept(&token, "greet", &a).is_ok());
-        assert_eq!(second.accept(&token, "greet", &a), Err(Refusal::Replayed));
+        assert!(second.accept(&token, "greet", &a, None).is_ok());
+        assert_eq!(
+            second.accept(&token, "greet", &a, None),
+            Err(Refusal::Replayed)
+        );
         let mut restarted = Signer::new(Some(b"secret"), None);
-        assert!(restarted.accept(&token, "greet", &a).is_ok());
+        assert!(restarted.accept(&token, "greet", &a, None).is_ok());
     }
 
     #[test]
@@ -436,18 +513,27 @@ mod tests {
         let store = TempDir::new();
         let a = args(json!({"x": 1}));
         let mut first = Signer::new(Some(b"secret"), Some(&store.0));
-        let used = first.issue("greet", &a, &state());
-        let unused = first.issue("greet", &a, &state());
-        assert_eq!(first.accept(&used, "greet", &a), Ok(state()));
+        let used = first.issue("greet", &a, &state(), None);
+        let unused = first.issue("greet", &a, &state(), None);
+        assert_eq!(first.accept(&used, "greet", &a, None), Ok(state()));
         assert_eq!(store.records(), 1);
         let mut second = Signer::new(Some(b"secret"), Some(&store.0));
-        assert_eq!(second.accept(&used, "greet", &a), Err(Refusal::Replayed));
+        assert_eq!(
+            second.accept(&used, "greet", &a, None),
+            Err(Refusal::Replayed)
+        );
         drop(first);
         let mut restarted = Signer::new(Some(b"secret"), Some(&store.0));
-        assert_eq!(restarted.accept(&used, "greet", &a), Err(Refusal::Replayed));
+        assert_eq!(
+            restarted.accept(&used, "greet", &a, None),
+            Err(Refusal::Replayed)
+        );
         // A state issued before the restart and not yet used still works.
-        assert_eq!(restarted.accept(&unused, "greet", &a), Ok(state()));
-        assert_eq!(second.accept(&unused, "greet", &a), Err(Refusal::Replayed));
+        assert_eq!(restarted.accept(&unused, "greet", &a, None), Ok(state()));
+        assert_eq!(
+            second.accept(&unused, "greet", &a, None),
+            Err(Refusal::Replayed)
+        );
     }
 
     #[test]
@@ -456,12 +542,12 @@ mod tests {
         let a = args(json!({"x": 1}));
         let mut s = Signer::new(Some(b"secret"), Some(&store.0));
         let now = now_secs();
-        let token = s.issue_at("greet", &a, &state(), now);
-        assert!(s.accept_at(&token, "greet", &a, now).is_ok());
+        let token = s.issue_at("greet", &a, &state(), None, now);
+        assert!(s.accept_at(&token, "greet", &a, None, now).is_ok());
         assert_eq!((s.used.len(), store.records()), (1, 1));
         let later = now + STATE_LIFETIME.as_secs();
-        let fresh = s.issue_at("greet", &a, &state(), later);
-        assert!(s.accept_at(&fresh, "greet", &a, later).is_ok());
+        let fresh = s.issue_at("greet", &a, &state(), None, later);
+        assert!(s.accept_at(&fresh, "greet", &a, None, later).is_ok());
         assert_eq!((s.used.len(), store.records()), (1, 1));
     }
 
@@ -473,12 +559,15 @@ mod tests {
         for i in 0..MAX_USED_STATES {
             s.used.insert(format!("n{i}"), far);
         }
-        let token = s.issue("greet", &a, &state());
-        assert_eq!(s.accept(&token, "greet", &a), Err(Refusal::TooManyInUse));
+        let token = s.issue("greet", &a, &state(), None);
+        assert_eq!(
+            s.accept(&token, "greet", &a, None),
+            Err(Refusal::TooManyInUse)
+        );
         assert_eq!(s.used.len(), MAX_USED_STATES);
         // Once earlier ones expire, the same state is accepted.
         s.used.values_mut().for_each(|exp| *exp = 0);
-        assert_eq!(s.accept(&token, "greet", &a), Ok(state()));
+        assert_eq!(s.accept(&token, "greet", &a, None), Ok(state()));
         assert_eq!(s.used.len(), 1);
     }
 
@@ -488,12 +577,12 @@ mod tests {
         let missing = store.0.join("not-there");
         let a = args(json!({"x": 1}));
         let mut s = Signer::new(Some(b"secret"), Some(&missing));
-        let token = s.issue("greet", &a, &state());
-        let refusal = s.accept(&token, "greet", &a).unwrap_err();
+        let token = s.issue("greet", &a, &state(), None);
+        let refusal = s.accept(&token, "greet", &a, None).unwrap_err();
         assert!(matches!(refusal, Refusal::Unrecorded(_)));
         assert!(refusal.describe().contains("not-there"), "{refusal:?}");
         // Nothing was consumed: once the store works, the state does too.
         fs::create_dir(&missing).unwrap();
-        assert_eq!(s.accept(&token, "greet", &a), Ok(state()));
+        assert_eq!(s.accept(&token, "greet", &a, None), Ok(state()));
     }
 }

@@ -27,6 +27,7 @@ use crate::registry::{Kinds, Live, Registry};
 use crate::threads;
 use crate::trace::Trace;
 use crate::transport::{self, Events, Inbound, StdioGuard};
+use crate::turns::Turns;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io;
@@ -77,6 +78,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct Slot {
     engine: Mutex<Engine>,
     sink: Sink,
+    /// Whether `MCPSERVER_TRACE` shows what it writes: not for the engine
+    /// of token checks, whose answers may quote the token.
+    traced: bool,
     /// The one timer for this engine's tasks' time to live; a new alarm
     /// replaces it.
     task_alarm: Mutex<Option<tokio::task::AbortHandle>>,
@@ -87,6 +91,7 @@ impl Slot {
         Arc::new(Slot {
             engine: Mutex::new(engine),
             sink,
+            traced: true,
             task_alarm: Mutex::new(None),
         })
     }
@@ -170,6 +175,18 @@ struct Shared {
     /// The listen streams that follow tasks, of every engine (one per open
     /// stream that asked for task ids).
     watchers: Mutex<Vec<Watcher>>,
+    /// The token check R runs now, if it does (see [`crate::turns`]).
+    running_check: Mutex<Option<RunningCheck>>,
+}
+
+/// A token check R runs: stopped if it holds R past its allowance while
+/// calls wait.
+struct RunningCheck {
+    job: JobId,
+    started: Instant,
+    allowance: Duration,
+    /// A timer to stop it is set already.
+    stopping: bool,
 }
 
 /// A listen stream that follows tasks (`notifications.taskIds`): task
@@ -307,7 +324,9 @@ impl Shared {
                 }
             }
             Sink::Mailbox(mailbox) => {
-                self.trace.outbound(&line);
+                if slot.traced {
+                    self.trace.outbound(&line);
+                }
                 mailbox.deliver(line, cause);
             }
         }
@@ -374,8 +393,12 @@ impl Shared {
                 if let Sink::Mailbox(mailbox) = &slot.sink {
                     mailbox.job_started(job.id, &job.context.request_id);
                 }
+                let call = !job.token_check;
                 if let Some(jobs) = lock(&self.jobs).as_ref() {
                     let _ = jobs.send(job);
+                }
+                if call {
+                    self.stop_check_for_calls();
                 }
                 self.wake();
             }
@@ -397,6 +420,34 @@ impl Shared {
                 }
             }
         }
+    }
+
+    /// A call waits for R: a token check R runs is stopped once it has held
+    /// R for its allowance (see [`crate::turns`]).
+    fn stop_check_for_calls(self: &Arc<Self>) {
+        let (job, at, allowance) = {
+            let mut running = lock(&self.running_check);
+            let Some(check) = running.as_mut().filter(|c| !c.stopping) else {
+                return;
+            };
+            check.stopping = true;
+            (check.job, check.started + check.allowance, check.allowance)
+        };
+        let shared = self.clone();
+        self.timers.spawn(async move {
+            tokio::time::sleep_until(at.into()).await;
+            shared.guarded(|| {
+                if shared
+                    .board
+                    .interrupt_if_current(job, Interrupt::Timeout(allowance))
+                {
+                    shared.trace.note(&format!(
+                        "token check {job} held R past {} ms while calls waited; stopping it",
+                        allowance.as_millis()
+                    ));
+                }
+            });
+        });
     }
 
     /// Runs an engine step after `delay`, on the timer runtime; the handle
@@ -536,6 +587,19 @@ impl Front {
         slot
     }
 
+    /// The slot of the engine that runs bearer-token checks (see
+    /// [`crate::http::tokens`]): it hears of no changes, and what it writes
+    /// is never traced, since a failing check's answer may quote the token.
+    pub fn token_check_slot(&self, mailbox: Arc<dyn Mailbox>) -> Arc<Slot> {
+        let engine = Engine::sharing(self.config.clone(), self.shared.live.clone(), &self.engines);
+        Arc::new(Slot {
+            engine: Mutex::new(engine),
+            sink: Sink::Mailbox(mailbox),
+            traced: false,
+            task_alarm: Mutex::new(None),
+        })
+    }
+
     /// A slot for one 2026-07-28 request; as [`Front::session_slot`].
     pub fn request_slot(
         &self,
@@ -615,6 +679,8 @@ impl Front {
 pub struct Server {
     shared: Arc<Shared>,
     jobs: mpsc::Receiver<Box<Job>>,
+    /// The jobs received, in the order R takes them (see [`crate::turns`]).
+    turns: Mutex<Turns>,
     config: Arc<Config>,
     /// The running job's time limit, stopped when the job ends.
     timeout: Mutex<Option<(JobId, tokio::task::AbortHandle)>>,
@@ -719,6 +785,7 @@ impl Core {
             trace: Arc::new(Trace::from_env()),
             waker: Mutex::new(None),
             watchers: Mutex::new(Vec::new()),
+            running_check: Mutex::new(None),
         });
         let timers = run_timers(runtime, &shared)?;
         Ok(Core {
@@ -735,6 +802,7 @@ impl Core {
         Server {
             shared: self.shared,
             jobs: self.jobs,
+            turns: Mutex::new(Turns::default()),
             config: self.config,
             timeout: Mutex::new(None),
             large_job: Mutex::new(None),
@@ -906,13 +974,15 @@ impl Server {
             return Polled::Failed(FORKED.to_string());
         }
         let deadline = Instant::now() + timeout;
+        lock(&self.turns).returned(Instant::now());
         loop {
             if self.shared.closing.load(Ordering::SeqCst) {
+                lock(&self.turns).clear();
                 return self.shared.ended_early();
             }
             let wait = tick.min(deadline.saturating_duration_since(Instant::now()));
             let next = if self.shared.pressure.wait_for_output_room(wait) {
-                self.jobs.recv_timeout(wait)
+                self.next_turn(wait)
             } else {
                 Err(mpsc::RecvTimeoutError::Timeout)
             };
@@ -956,6 +1026,23 @@ impl Server {
                             let timer = self.shared.arm_timeout(job.id, limit);
                             *lock(&self.timeout) = Some((job.id, timer));
                         }
+                        if job.token_check {
+                            let allowance = lock(&self.turns).allowance();
+                            *lock(&self.shared.running_check) = Some(RunningCheck {
+                                job: job.id,
+                                started: Instant::now(),
+                                allowance,
+                                stopping: false,
+                            });
+                            // A call queued before the check was marked
+                            // running did not see it: it is in the queue
+                            // now (calls are queued before they look).
+                            let mut turns = lock(&self.turns);
+                            self.take_queued(&mut turns);
+                            if turns.calls_waiting() {
+                                self.shared.stop_check_for_calls();
+                            }
+                        }
                         return Polled::Job(job);
                     }
                     // Cancelled while it waited in the queue: never run.
@@ -970,6 +1057,35 @@ impl Server {
                         return Polled::Idle;
                     }
                 }
+            }
+        }
+    }
+
+    /// The job whose turn it is, waiting up to `wait` for one: every job
+    /// queued is taken in first, so that [`Turns`] chooses among them.
+    fn next_turn(&self, wait: Duration) -> Result<Box<Job>, mpsc::RecvTimeoutError> {
+        let mut turns = lock(&self.turns);
+        let disconnected = self.take_queued(&mut turns);
+        if let Some(job) = turns.next(Instant::now()) {
+            return Ok(job);
+        }
+        if disconnected {
+            return Err(mpsc::RecvTimeoutError::Disconnected);
+        }
+        drop(turns);
+        let job = self.jobs.recv_timeout(wait)?;
+        let mut turns = lock(&self.turns);
+        turns.push(job);
+        Ok(turns.next(Instant::now()).expect("a job was just queued"))
+    }
+
+    /// Moves every job queued into `turns`; true if no more can come.
+    fn take_queued(&self, turns: &mut Turns) -> bool {
+        loop {
+            match self.jobs.try_recv() {
+                Ok(job) => turns.push(job),
+                Err(mpsc::TryRecvError::Empty) => return false,
+                Err(mpsc::TryRecvError::Disconnected) => return true,
             }
         }
     }
@@ -1003,6 +1119,8 @@ impl Server {
             return;
         }
         self.shared.board.end(job);
+        lock(&self.shared.running_check).take_if(|c| c.job == job);
+        lock(&self.turns).ended(job, Instant::now());
         // An input request it left unanswered (it was interrupted) waits no more.
         lock(&self.shared.replies).remove(&job);
         if let Some((_, timer)) = lock(&self.timeout).take_if(|(running, _)| *running == job) {

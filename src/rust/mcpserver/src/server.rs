@@ -313,6 +313,7 @@ fn http_options_from(options: RValue) -> http::Options {
             handler: handler as usize,
             cache_for: number("bearer_cache").map_or(Duration::ZERO, check::seconds),
             time_limit: number("bearer_timeout").map_or(Duration::from_secs(10), check::seconds),
+            per_peer: count("bearer_checks_per_peer", http::tokens::CHECKS_PER_PEER),
         }),
         resource: field(options, "resource")
             .as_single_string()
@@ -321,7 +322,9 @@ fn http_options_from(options: RValue) -> http::Options {
         max_body_bytes: count("max_body_size", defaults.max_body_bytes),
         max_header_bytes: count("max_header_size", defaults.max_header_bytes),
         max_sessions: count("max_sessions", defaults.max_sessions),
+        max_sessions_per_client: count("max_sessions_per_client", defaults.max_sessions_per_client),
         max_streams: count("max_streams", defaults.max_streams),
+        max_streams_per_client: count("max_streams_per_client", defaults.max_streams_per_client),
         session_idle: number("session_timeout").map_or(defaults.session_idle, check::seconds),
         task_id_prefix: field(options, "task_id_prefix")
             .as_single_string()

@@ -162,7 +162,7 @@ impl Engine {
                 let name = &self.registry.tool(tool).def.name;
                 let arguments = arguments_for_state(self.registry.tool(tool), arguments);
                 lock(&self.signer)
-                    .accept(text, name, &arguments)
+                    .accept(text, name, &arguments, self.owner.as_ref())
                     .map_err(|refusal| {
                         invalid(
                             &format!("Invalid params: {}", refusal.describe()),
@@ -202,7 +202,7 @@ impl Engine {
         };
         let arguments =
             arguments_for_state(state.registry.tool(state.tool), state.arguments.as_deref());
-        let token = lock(&self.signer).issue(tool, &arguments, &issued);
+        let token = lock(&self.signer).issue(tool, &arguments, &issued, self.owner.as_ref());
         let requests: Map<String, Value> = requests.into_iter().collect();
         json!({
             "resultType": "input_required",

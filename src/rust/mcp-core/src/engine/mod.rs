@@ -177,7 +177,10 @@ pub struct Job {
     pub context: CallContext,
     /// What reading small arguments early found, until
     /// [`Job::read_arguments`] hands it over.
-    read_early: Option<Result<(), ToolResult>>,
+    pub(crate) read_early: Option<Result<(), ToolResult>>,
+    /// A check of a bearer token (HTTP), not a client's request: R runs
+    /// these in turn with calls by their own rule (see [`crate::server`]).
+    pub token_check: bool,
 }
 
 /// What a job for the R thread starts from: a `tools/call`, or the hidden
@@ -1467,6 +1470,7 @@ impl Engine {
         state.progress_token = new.progress_token.clone();
         state.log_level = log_level;
         state.answers = new.answers.clone();
+        let token_check = new.purpose == Purpose::Token;
         state.purpose = new.purpose;
         // Only a retry binds its request state to the arguments as sent.
         if matches!(new.input, InputMode::Retry) {
@@ -1498,6 +1502,7 @@ impl Engine {
             arguments: Map::new(),
             sent_arguments: new.arguments,
             read_early: None,
+            token_check,
             context: CallContext {
                 request_id: new.request_id,
                 revision: new.rev,

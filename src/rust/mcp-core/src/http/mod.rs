@@ -42,6 +42,7 @@
 //! request waits for R there (only for channels), so one thread keeps up
 //! with many clients.
 
+pub mod limits;
 pub mod modern;
 pub mod security;
 pub mod streams;
@@ -63,12 +64,12 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::io;
-use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, TcpListener as StdListener, ToSocketAddrs};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use streams::{EventId, EventLog, OnDrop, Piece, Postbox, SseBody, StreamRx};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Semaphore;
 
 type Body = UnsyncBoxBody<Bytes, Infallible>;
 
@@ -103,10 +104,20 @@ pub struct Options {
     pub max_body_bytes: usize,
     /// Largest request head (request line and headers), in bytes (431).
     pub max_header_bytes: usize,
-    /// Open handshake-era sessions (503 for one more `initialize`).
+    /// Open handshake-era sessions. When full, the least recently used
+    /// idle one (no call running, no stream open) ends to make room; with
+    /// none idle, one more `initialize` gets 503.
     pub max_sessions: usize,
-    /// Requests being answered at once, streams included (503 beyond).
+    /// Sessions one token holder keeps open (with tokens required): one
+    /// more ends the holder's least recently used idle one, or gets 429.
+    pub max_sessions_per_client: usize,
+    /// Long-lived streams open at once: GET streams (resumptions included)
+    /// and 2026-07-28 `subscriptions/listen` (503 beyond). Other requests
+    /// are not counted: they end with their answer.
     pub max_streams: usize,
+    /// Long-lived streams one client holds (the token holder, or without
+    /// tokens the peer address; 429 beyond).
+    pub max_streams_per_client: usize,
     /// Open connections; more wait to be accepted.
     pub max_connections: usize,
     /// A session without requests or open streams for this long ends.
@@ -139,7 +150,9 @@ impl Default for Options {
             max_body_bytes: 4 * 1024 * 1024,
             max_header_bytes: 64 * 1024,
             max_sessions: 100,
+            max_sessions_per_client: 25,
             max_streams: 256,
+            max_streams_per_client: 32,
             max_connections: 512,
             session_idle: Duration::from_secs(30 * 60),
             stream_after: Duration::from_millis(500),
@@ -162,6 +175,8 @@ struct Session {
     /// The token it was opened with (its hash): a request with another
     /// token does not find it.
     principal: Option<Principal>,
+    /// Its holder, whose share of the sessions it counts against.
+    owner: Option<crate::tasks::Owner>,
     last_used: Mutex<Instant>,
 }
 
@@ -177,13 +192,15 @@ struct Hub {
     options: Options,
     policy: Policy,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// Places among the long-lived streams, the server's and each client's.
     streams: Arc<Semaphore>,
+    stream_shares: Arc<limits::Shares>,
     /// Runs the R function that checks tokens, if one was given.
     checker: Option<Arc<tokens::Checker>>,
 }
 
 /// Who sent a request, once its token (if any is required) passed.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 struct Caller {
     /// The token's hash: what a handshake-era session is bound to.
     principal: Option<Principal>,
@@ -191,15 +208,18 @@ struct Caller {
     identity: Option<Value>,
     /// Whose tasks the request reaches (see [`security::task_owner`]).
     owner: Option<crate::tasks::Owner>,
+    /// Who its share of the server's limits is counted against.
+    client: limits::Client,
 }
 
 impl Caller {
-    fn new(principal: Option<Principal>, identity: Option<Value>) -> Caller {
+    fn new(principal: Option<Principal>, identity: Option<Value>, peer: IpAddr) -> Caller {
         let owner = principal.map(|hash| security::task_owner(hash, identity.as_ref()));
         Caller {
             principal,
             identity,
             owner,
+            client: limits::Client::of(owner, peer),
         }
     }
 }
@@ -237,6 +257,7 @@ impl Listener {
             checker,
             front,
             streams: Arc::new(Semaphore::new(options.max_streams)),
+            stream_shares: limits::Shares::new(options.max_streams_per_client),
             options,
             policy,
             sessions: Mutex::new(HashMap::new()),
@@ -335,9 +356,10 @@ async fn serve(
             _ = &mut stopped => break,
             accepted = listener.accept() => accepted,
         };
-        let Ok((stream, _)) = accepted else {
+        let Ok((stream, peer)) = accepted else {
             continue;
         };
+        let peer = peer.ip();
         let _ = stream.set_nodelay(true);
         let hub = hub.clone();
         let header_limit = hub.options.max_header_bytes;
@@ -345,7 +367,7 @@ async fn serve(
             let _permit = permit;
             let service = hyper::service::service_fn(move |request| {
                 let hub = hub.clone();
-                async move { Ok::<_, Infallible>(hub.handle(request).await) }
+                async move { Ok::<_, Infallible>(hub.handle(request, peer).await) }
             });
             let _ = hyper::server::conn::http1::Builder::new()
                 .max_header_size(header_limit)
@@ -378,6 +400,20 @@ fn full(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Respo
 
 fn empty(status: StatusCode) -> Response<Body> {
     full(status, "", Bytes::new())
+}
+
+/// How long a client refused for want of room waits before it tries again.
+const RETRY_AFTER_SECS: &str = "1";
+
+/// A refusal for want of room (429 for a client's share, 503 for the
+/// server's), always with `Retry-After`.
+fn busy(status: StatusCode, id: Option<&RequestId>, message: &str) -> Response<Body> {
+    let mut r = rpc_error(status, id, -32000, message);
+    r.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from_static(RETRY_AFTER_SECS),
+    );
+    r
 }
 
 /// A JSON-RPC error as the whole response, with `status`.
@@ -472,7 +508,8 @@ struct Pending {
     rx: StreamRx,
     /// The client's way of saying it went away (the stream was dropped).
     guard: OnDrop,
-    permit: OwnedSemaphorePermit,
+    /// Its place among the long-lived streams, if it is one.
+    place: Option<limits::Place>,
     /// Answer as a stream once this long has passed without a response.
     stream_after: Option<Duration>,
     accepts: Accepts,
@@ -483,7 +520,7 @@ struct Pending {
 }
 
 impl Hub {
-    async fn handle(self: Arc<Self>, request: Request<Incoming>) -> Response<Body> {
+    async fn handle(self: Arc<Self>, request: Request<Incoming>, peer: IpAddr) -> Response<Body> {
         let headers = request.headers();
         if let Err(refusal) = self.policy.check_origin(
             header_text(headers, header::HOST),
@@ -491,6 +528,27 @@ impl Hub {
         ) {
             return self.refused(refusal);
         }
+        // The origin passed the check: its page may read every answer,
+        // refusals included (a 401's `WWW-Authenticate` starts OAuth).
+        let origin = header_text(request.headers(), header::ORIGIN)
+            .and_then(|o| HeaderValue::from_str(o).ok());
+        let mut response = self.route(request, peer).await;
+        let h = response.headers_mut();
+        h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+        if let Some(origin) = origin {
+            h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+            h.insert(header::VARY, HeaderValue::from_static("Origin"));
+            h.insert(
+                header::ACCESS_CONTROL_EXPOSE_HEADERS,
+                HeaderValue::from_static("Mcp-Session-Id, WWW-Authenticate, Retry-After"),
+            );
+        }
+        response
+    }
+
+    /// A request from an accepted host and origin, to its route.
+    async fn route(self: Arc<Self>, request: Request<Incoming>, peer: IpAddr) -> Response<Body> {
+        let headers = request.headers();
         let path = request.uri().path().to_string();
         if path == PRM_PATH || path == format!("{PRM_PATH}{}", self.options.path) {
             return self.resource_metadata(request.method());
@@ -509,11 +567,11 @@ impl Hub {
             return preflight(headers, origin.as_deref());
         }
         let authorization = header_text(headers, header::AUTHORIZATION).map(str::to_string);
-        let caller = match self.authorize(authorization.as_deref()).await {
+        let caller = match self.authorize(authorization.as_deref(), peer).await {
             Ok(caller) => caller,
             Err(refusal) => return self.refused(refusal),
         };
-        let mut response = match *request.method() {
+        match *request.method() {
             Method::POST => self.post(request, caller).await,
             Method::GET => self.get(request.headers(), &caller),
             Method::DELETE => self.delete(request.headers(), &caller),
@@ -525,27 +583,19 @@ impl Hub {
                 );
                 r
             }
-        };
-        let h = response.headers_mut();
-        h.insert("x-accel-buffering", HeaderValue::from_static("no"));
-        if let Some(origin) = origin.and_then(|o| HeaderValue::from_str(&o).ok()) {
-            // The origin passed the check above: let its page read the answer.
-            h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-            h.insert(header::VARY, HeaderValue::from_static("Origin"));
-            h.insert(
-                header::ACCESS_CONTROL_EXPOSE_HEADERS,
-                HeaderValue::from_static("Mcp-Session-Id, WWW-Authenticate"),
-            );
         }
-        response
     }
 
     /// Checks the request's token, if the server requires one: against the
     /// configured tokens, or with the R function (see [`tokens`]).
-    async fn authorize(self: &Arc<Self>, authorization: Option<&str>) -> Result<Caller, Refusal> {
+    async fn authorize(
+        self: &Arc<Self>,
+        authorization: Option<&str>,
+        peer: IpAddr,
+    ) -> Result<Caller, Refusal> {
         let Some(checker) = &self.checker else {
             let principal = self.policy.check_token(authorization)?;
-            return Ok(Caller::new(principal, None));
+            return Ok(Caller::new(principal, None, peer));
         };
         let Some(token) = security::bearer_token(authorization) else {
             return Err(Refusal::Token {
@@ -553,13 +603,14 @@ impl Hub {
             });
         };
         let hash = security::token_hash(token);
-        match checker.check(&self.front, hash, token).await {
+        match checker.check(&self.front, hash, token, peer).await {
             tokens::Checked::Verdict(tokens::Verdict::Allow(identity)) => {
-                Ok(Caller::new(Some(hash), identity))
+                Ok(Caller::new(Some(hash), identity, peer))
             }
             tokens::Checked::Verdict(tokens::Verdict::Deny) => Err(Refusal::Token { sent: true }),
             tokens::Checked::Failed => Err(Refusal::CheckFailed),
             tokens::Checked::Unavailable => Err(Refusal::CheckUnavailable),
+            tokens::Checked::TooMany => Err(Refusal::TooManyChecks),
         }
     }
 
@@ -571,17 +622,17 @@ impl Hub {
                 -32000,
                 "Internal Server Error: the server could not check the bearer token",
             ),
-            Refusal::CheckUnavailable => {
-                let mut r = rpc_error(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    None,
-                    -32000,
-                    "Service Unavailable: the bearer token could not be checked in time; retry shortly",
-                );
-                r.headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-                r
-            }
+            Refusal::CheckUnavailable => busy(
+                StatusCode::SERVICE_UNAVAILABLE,
+                None,
+                "Service Unavailable: the bearer token could not be checked in time; retry shortly",
+            ),
+            Refusal::TooManyChecks => busy(
+                StatusCode::TOO_MANY_REQUESTS,
+                None,
+                "Too Many Requests: this client has several new bearer tokens being checked \
+                 already; retry shortly",
+            ),
             Refusal::Origin(origin) => rpc_error(
                 StatusCode::FORBIDDEN,
                 None,
@@ -697,23 +748,32 @@ impl Hub {
         )
     }
 
-    /// Takes a place among the requests being answered, if there is one.
+    /// Takes a place among the long-lived streams for `caller`, if its
+    /// share and the server's have one: 429 or 503 (with `Retry-After`)
+    /// if not.
     // The refusal is the response itself, made once per refused request.
     #[allow(clippy::result_large_err)]
-    fn stream_permit(&self) -> Result<OwnedSemaphorePermit, Response<Body>> {
-        self.streams.clone().try_acquire_owned().map_err(|_| {
-            let mut r = rpc_error(
+    fn stream_place(&self, caller: &Caller) -> Result<limits::Place, Response<Body>> {
+        limits::take_place(
+            &self.streams,
+            self.options.max_streams,
+            &self.stream_shares,
+            caller.client,
+        )
+        .map_err(|no| match no {
+            limits::NoPlace::Client(limit) => busy(
+                StatusCode::TOO_MANY_REQUESTS,
+                None,
+                &format!(
+                    "Too Many Requests: this client holds {limit} open streams already, the \
+                     most one client may; close one or retry shortly"
+                ),
+            ),
+            limits::NoPlace::Server(limit) => busy(
                 StatusCode::SERVICE_UNAVAILABLE,
                 None,
-                -32000,
-                &format!(
-                    "Service Unavailable: {} requests are being answered already; retry shortly",
-                    self.options.max_streams
-                ),
-            );
-            r.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            r
+                &format!("Service Unavailable: {limit} streams are open already; retry shortly"),
+            ),
         })
     }
 
@@ -755,9 +815,15 @@ impl Hub {
         if let Err(error) = checked {
             return error_response(StatusCode::BAD_REQUEST, Some(&id), &error);
         }
-        let permit = match self.stream_permit() {
-            Ok(p) => p,
-            Err(r) => return r,
+        // A listen stream stays open: it takes one of the places of
+        // long-lived streams. Other requests end with their answer.
+        let place = if method == "subscriptions/listen" {
+            match self.stream_place(&caller) {
+                Ok(place) => Some(place),
+                Err(r) => return r,
+            }
+        } else {
+            None
         };
         let postbox = Arc::new(Postbox::default());
         let slot = self
@@ -782,7 +848,7 @@ impl Hub {
         let pending = Pending {
             rx,
             guard,
-            permit,
+            place,
             stream_after: long_lived.then_some(self.options.stream_after),
             accepts,
             modern: true,
@@ -841,6 +907,10 @@ impl Hub {
             Err(r) => return r,
         };
         if let Some(version) = header_text(headers, "mcp-protocol-version") {
+            // A handshake-era revision other than the session's is let
+            // through (the SDK servers do the same, and the official
+            // conformance suite sends 2025-03-26 on 2025-11-25 sessions):
+            // the session's revision is what the answers follow.
             if Revision::parse(version.trim()).is_none_or(|r| r.is_modern()) {
                 return rpc_error(
                     StatusCode::BAD_REQUEST,
@@ -867,10 +937,6 @@ impl Hub {
             self.front.inbound(&session.slot, None, line);
             return empty(StatusCode::ACCEPTED);
         }
-        let permit = match self.stream_permit() {
-            Ok(p) => p,
-            Err(r) => return r,
-        };
         let opened = if accepts.sse {
             self.open_resumable(&session, &ids)
         } else {
@@ -891,7 +957,7 @@ impl Hub {
         let pending = Pending {
             rx,
             guard,
-            permit,
+            place: None,
             stream_after: long_lived.then_some(self.options.stream_after),
             accepts,
             modern: false,
@@ -952,16 +1018,8 @@ impl Hub {
         accepts: Accepts,
         caller: Caller,
     ) -> Response<Body> {
-        if lock(&self.sessions).len() >= self.options.max_sessions {
-            return rpc_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                Some(&id),
-                -32000,
-                &format!(
-                    "Service Unavailable: {} sessions are open, the most this server holds",
-                    self.options.max_sessions
-                ),
-            );
+        if let Err(refused) = self.make_room_for_session(&id, &caller) {
+            return refused;
         }
         let postbox = Arc::new(Postbox::default());
         let slot = self
@@ -979,7 +1037,7 @@ impl Hub {
                 "initialize was not answered",
             );
         };
-        let negotiated = serde_json::from_str::<Value>(&answer).ok().and_then(|v| {
+        let negotiated = serde_json::from_slice::<Value>(&answer).ok().and_then(|v| {
             v["result"]["protocolVersion"]
                 .as_str()
                 .and_then(Revision::parse)
@@ -990,7 +1048,7 @@ impl Hub {
             "text/event-stream"
         };
         let body = if accepts.json {
-            Bytes::from(answer)
+            answer
         } else {
             streams::sse_event(&answer, None)
         };
@@ -1002,6 +1060,7 @@ impl Hub {
                 postbox,
                 revision,
                 principal: caller.principal,
+                owner: caller.owner,
                 last_used: Mutex::new(Instant::now()),
             });
             lock(&self.sessions).insert(session_id.clone(), session);
@@ -1011,6 +1070,77 @@ impl Hub {
             );
         }
         response
+    }
+
+    /// Makes room for one more session of `caller`: a holder at its share
+    /// (with tokens) gives up its least recently used idle session, and a
+    /// full server the least recently used idle one of any client. Sessions
+    /// with a call running or a stream open are kept: with none idle, the
+    /// `initialize` is refused (429 at the holder's share, 503 when full).
+    /// No await lies between this and the new session's insertion, so on
+    /// the one HTTP thread no other `initialize` takes the room meanwhile.
+    #[allow(clippy::result_large_err)]
+    fn make_room_for_session(&self, id: &RequestId, caller: &Caller) -> Result<(), Response<Body>> {
+        let mut evicted = Vec::new();
+        let made = self.evict_for_session(caller, &mut evicted);
+        for session in evicted {
+            self.front.close(&session.slot);
+        }
+        made.map_err(|(status, message)| busy(status, Some(id), &message))
+    }
+
+    /// The sessions [`Hub::make_room_for_session`] ends, into `evicted`;
+    /// or why there is no room.
+    fn evict_for_session(
+        &self,
+        caller: &Caller,
+        evicted: &mut Vec<Arc<Session>>,
+    ) -> Result<(), (StatusCode, String)> {
+        let mut sessions = lock(&self.sessions);
+        let idle_lru = |sessions: &HashMap<String, Arc<Session>>,
+                        holder: Option<&crate::tasks::Owner>| {
+            sessions
+                .iter()
+                .filter(|(_, s)| holder.is_none() || s.owner.as_ref() == holder)
+                .filter(|(_, s)| self.is_idle(s))
+                .min_by_key(|(_, s)| *lock(&s.last_used))
+                .map(|(key, _)| key.clone())
+        };
+        // `owner` is set only when tokens are required.
+        if let Some(owner) = caller.owner {
+            let held = sessions.values().filter(|s| s.owner == Some(owner)).count();
+            if held >= self.options.max_sessions_per_client {
+                let key = idle_lru(&sessions, Some(&owner)).ok_or_else(|| {
+                    (
+                        StatusCode::TOO_MANY_REQUESTS,
+                        format!(
+                            "Too Many Requests: this client has {held} sessions open and busy, \
+                             the most one client may; end one (DELETE) or retry shortly"
+                        ),
+                    )
+                })?;
+                evicted.extend(sessions.remove(&key));
+            }
+        }
+        if sessions.len() >= self.options.max_sessions {
+            let key = idle_lru(&sessions, None).ok_or_else(|| {
+                (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!(
+                        "Service Unavailable: {} sessions are open and busy, the most this \
+                         server holds; retry shortly",
+                        self.options.max_sessions
+                    ),
+                )
+            })?;
+            evicted.extend(sessions.remove(&key));
+        }
+        Ok(())
+    }
+
+    /// Whether a session has no call running and no stream open.
+    fn is_idle(&self, session: &Session) -> bool {
+        !session.postbox.has_open_streams() && self.front.pending_calls(&session.slot) == 0
     }
 
     /// The session a request names: 400 without the header, 404 for an
@@ -1063,12 +1193,12 @@ impl Hub {
                 "Not Acceptable: the client must accept text/event-stream",
             );
         }
-        let permit = match self.stream_permit() {
+        let place = match self.stream_place(caller) {
             Ok(p) => p,
             Err(r) => return r,
         };
         if let Some(last) = header_text(headers, "last-event-id") {
-            return self.resume(&session, last, permit);
+            return self.resume(&session, last, place);
         }
         let (tx, rx) = streams::stream();
         if !session.postbox.open_standalone(tx) {
@@ -1085,27 +1215,16 @@ impl Hub {
             rx,
             self.options.keepalive,
             OnDrop::new(|| {}),
-            Some(permit),
+            Some(place),
         );
         sse_response(body)
     }
 
     /// GET with `Last-Event-ID`: the rest of a POST's stream, from the
     /// event after that one.
-    fn resume(
-        &self,
-        session: &Session,
-        last: &str,
-        permit: OwnedSemaphorePermit,
-    ) -> Response<Body> {
+    fn resume(&self, session: &Session, last: &str, place: limits::Place) -> Response<Body> {
         let resumed = EventId::parse(last).and_then(|after| session.postbox.resume(after));
-        let Some(streams::Resumed {
-            log,
-            missed,
-            rx,
-            connection,
-        }) = resumed
-        else {
+        let Some(resumed) = resumed else {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
                 None,
@@ -1114,8 +1233,9 @@ impl Hub {
             );
         };
         session.touch();
+        let (log, connection) = (resumed.log.clone(), resumed.connection);
         let guard = OnDrop::new(move || log.detach_connection(connection));
-        let body = SseBody::new(missed, rx, self.options.keepalive, guard, Some(permit));
+        let body = SseBody::resumed(resumed, self.options.keepalive, guard, Some(place));
         sse_response(body)
     }
 
@@ -1150,11 +1270,7 @@ impl Hub {
             let mut sessions = lock(&self.sessions);
             let expired: Vec<String> = sessions
                 .iter()
-                .filter(|(_, s)| {
-                    lock(&s.last_used).elapsed() >= limit
-                        && !s.postbox.has_open_streams()
-                        && self.front.pending_calls(&s.slot) == 0
-                })
+                .filter(|(_, s)| lock(&s.last_used).elapsed() >= limit && self.is_idle(s))
                 .map(|(id, _)| id.clone())
                 .collect();
             expired
@@ -1173,7 +1289,7 @@ impl Hub {
         let Pending {
             mut rx,
             mut guard,
-            permit,
+            place,
             stream_after,
             accepts,
             modern,
@@ -1187,7 +1303,7 @@ impl Hub {
         // `Some(None)`: the call was cancelled (or the server is stopping),
         // so nothing will be sent, and an event stream ends empty.
         let first = first.flatten();
-        let status_of = |answer: &str| {
+        let status_of = |answer: &Bytes| {
             if modern {
                 modern_status(streams::error_code(answer))
             } else {
@@ -1227,7 +1343,7 @@ impl Hub {
                 }
             }
         }
-        let mut body = SseBody::new(first, rx, self.options.keepalive, guard, Some(permit));
+        let mut body = SseBody::new(first, rx, self.options.keepalive, guard, place);
         if let Some(start) = log.as_ref().and_then(|log| log.priming()) {
             body = body.primed(start, self.options.reconnect_after);
         }

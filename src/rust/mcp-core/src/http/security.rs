@@ -38,6 +38,8 @@ pub enum Refusal {
     CheckFailed,
     /// 503: no verdict on the token in time (or too many checks at once).
     CheckUnavailable,
+    /// 429: the client has its most new tokens being checked already.
+    TooManyChecks,
 }
 
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];

@@ -80,12 +80,23 @@ impl std::fmt::Display for EventId {
 
 /// One message on its way to a client, with its event id on a resumable
 /// stream.
+///
+/// The message's text is shared, never copied, between the resumable
+/// stream that keeps it and every connection that sends it.
 #[derive(Debug, Clone)]
 pub enum Piece {
     /// A notification or server request; more follows.
-    Note(String, Option<EventId>),
+    Note(Bytes, Option<EventId>),
     /// The response that ends the stream.
-    Final(String, Option<EventId>),
+    Final(Bytes, Option<EventId>),
+}
+
+impl Piece {
+    /// The message (the engine's lines are UTF-8 text).
+    pub fn text(&self) -> &str {
+        let (Piece::Note(line, _) | Piece::Final(line, _)) = self;
+        std::str::from_utf8(line).unwrap_or_default()
+    }
 }
 
 pub type StreamRx = mpsc::Receiver<Piece>;
@@ -96,8 +107,10 @@ pub const FIRST_CONNECTION: u64 = 0;
 /// A resumed stream (see [`Postbox::resume`]).
 pub struct Resumed {
     pub log: Arc<EventLog>,
-    /// The events the client missed, to send first.
-    pub missed: VecDeque<Piece>,
+    /// The events the client missed: those of the log after `after`, up
+    /// to `until`, read from the log as they are sent (not copied).
+    pub after: u64,
+    pub until: u64,
     /// What follows.
     pub rx: StreamRx,
     /// The connection's number, for [`EventLog::detach_connection`].
@@ -145,19 +158,19 @@ impl StreamTx {
         match self {
             StreamTx::Direct(tx) => {
                 if tx.capacity() > 1 {
-                    let _ = tx.try_send(Piece::Note(line, None));
+                    let _ = tx.try_send(Piece::Note(line.into(), None));
                 }
             }
-            StreamTx::Logged(log) => log.push(line, false),
+            StreamTx::Logged(log) => log.push(line.into(), false),
         }
     }
 
     fn send_final(&self, line: String) {
         match self {
             StreamTx::Direct(tx) => {
-                let _ = tx.try_send(Piece::Final(line, None));
+                let _ = tx.try_send(Piece::Final(line.into(), None));
             }
-            StreamTx::Logged(log) => log.push(line, true),
+            StreamTx::Logged(log) => log.push(line.into(), true),
         }
     }
 
@@ -183,7 +196,7 @@ pub struct EventLog {
 struct LogInner {
     next_seq: u64,
     /// The last messages, oldest first: (seq, is the response, line).
-    events: VecDeque<(u64, bool, String)>,
+    events: VecDeque<(u64, bool, Bytes)>,
     live: Option<mpsc::Sender<Piece>>,
     /// Which connection `live` is: [`FIRST_CONNECTION`] for the POST's,
     /// one more for each resumption.
@@ -227,7 +240,7 @@ impl EventLog {
         })
     }
 
-    fn push(&self, line: String, last: bool) {
+    fn push(&self, line: Bytes, last: bool) {
         let mut inner = lock(&self.inner);
         if inner.ended {
             return;
@@ -257,33 +270,58 @@ impl EventLog {
         inner.ended |= last;
     }
 
-    /// A connection resumes after `after`: what it missed, the channel
-    /// for what follows, and its number (for [`EventLog::detach_connection`]).
-    /// It takes the place of any earlier connection.
-    fn attach(&self, after: u64) -> (VecDeque<Piece>, StreamRx, u64) {
+    /// A connection resumes: the last event it may have missed (those
+    /// after its `Last-Event-ID` up to this one it reads from the log),
+    /// the channel for what follows, and its number (for
+    /// [`EventLog::detach_connection`]). It takes the place of any earlier
+    /// connection, which ends (see [`EventLog::is_current`]).
+    fn attach(&self) -> (u64, StreamRx, u64) {
         let mut inner = lock(&self.inner);
-        let missed = inner
-            .events
-            .iter()
-            .filter(|(seq, _, _)| *seq > after)
-            .map(|(seq, last, line)| {
-                let id = Some(EventId {
-                    stream: self.stream,
-                    seq: *seq,
-                });
-                if *last {
-                    Piece::Final(line.clone(), id)
-                } else {
-                    Piece::Note(line.clone(), id)
-                }
-            })
-            .collect();
         let (tx, rx) = channel();
         // After the response nothing follows: the new stream ends with it.
         inner.live = (!inner.ended).then_some(tx);
         inner.connection += 1;
         inner.touched = Instant::now();
-        (missed, rx, inner.connection)
+        (inner.next_seq - 1, rx, inner.connection)
+    }
+
+    /// The first event kept with a sequence number from `from` to `until`.
+    pub fn event_in(&self, from: u64, until: u64) -> Option<Piece> {
+        let inner = lock(&self.inner);
+        let at = inner.events.partition_point(|(seq, _, _)| *seq < from);
+        let (seq, last, line) = inner.events.get(at).filter(|(seq, _, _)| *seq <= until)?;
+        let id = Some(EventId {
+            stream: self.stream,
+            seq: *seq,
+        });
+        Some(if *last {
+            Piece::Final(line.clone(), id)
+        } else {
+            Piece::Note(line.clone(), id)
+        })
+    }
+
+    /// Whether connection `connection` is the one reading the stream: a
+    /// later resumption replaces it, and it ends.
+    pub fn is_current(&self, connection: u64) -> bool {
+        lock(&self.inner).connection == connection
+    }
+
+    /// Drops the oldest notifications, those a live connection was sent
+    /// already and only a reconnection would ask for again, until `excess`
+    /// bytes are freed or none is left; returns the bytes freed. The
+    /// response stays: it is what a client that lost its connection comes
+    /// back for, and while the connection lasts it holds the same bytes
+    /// (the stream goes once nobody reads it, see [`Postbox::trim_logs`]).
+    fn forget_oldest(&self, excess: usize) -> usize {
+        let mut inner = lock(&self.inner);
+        let mut freed = 0;
+        while freed < excess && inner.events.front().is_some_and(|(_, last, _)| !last) {
+            let (_, _, line) = inner.events.pop_front().expect("a front event");
+            freed += line.len();
+        }
+        inner.bytes -= freed;
+        freed
     }
 
     /// Lets the connection go (its client reconnects for the rest).
@@ -421,10 +459,11 @@ impl Postbox {
             .iter()
             .find(|l| l.stream == after.stream)
             .cloned()?;
-        let (missed, rx, connection) = log.attach(after.seq);
+        let (until, rx, connection) = log.attach();
         Some(Resumed {
             log,
-            missed,
+            after: after.seq,
+            until,
             rx,
             connection,
         })
@@ -441,8 +480,9 @@ impl Postbox {
         expired.iter().for_each(|log| self.drop_log(log));
     }
 
-    /// Drops the oldest streams nobody reads while the session's streams
-    /// keep more than [`LOG_BYTES`].
+    /// Keeps what the session's streams keep within [`LOG_BYTES`]: the
+    /// oldest streams nobody reads go first, then the oldest notifications
+    /// of those being read (sent to their connections already).
     fn trim_logs(&self) {
         let mut dropped = Vec::new();
         {
@@ -455,6 +495,12 @@ impl Postbox {
                 let log = logs.remove(at).expect("a position in the list");
                 total -= log.bytes();
                 dropped.push(log);
+            }
+            for log in logs.iter() {
+                if total <= LOG_BYTES {
+                    break;
+                }
+                total -= log.forget_oldest(total - LOG_BYTES);
             }
         }
         dropped.iter().for_each(|log| self.drop_log(log));
@@ -539,7 +585,13 @@ impl Mailbox for Postbox {
             .or_else(|| lock(&self.standalone).clone())
             .filter(StreamTx::has_room_for_note);
         match (target, kind, cause) {
-            (Some(tx), _, _) => tx.send_note(line),
+            (Some(tx), _, _) => {
+                let logged = matches!(tx, StreamTx::Logged(_));
+                tx.send_note(line);
+                if logged {
+                    self.trim_logs();
+                }
+            }
             (None, Kind::Request, Cause::Job(job)) => lock(&self.lost).push(*job),
             _ => {}
         }
@@ -552,9 +604,23 @@ impl Mailbox for Postbox {
     fn job_ended(&self, job: JobId) {
         // After its response the stream is gone already; otherwise the
         // call was cancelled, and dropping its sender ends the stream.
+        // A resumable stream shared by a batch's requests ends only when
+        // none of them will be answered on it any more: the batch's one
+        // response comes once every call in it is done, after the first
+        // ones have ended.
         if let Some(request) = lock(&self.jobs).remove(&job) {
-            let route = lock(&self.streams).remove(&request);
-            if let Some(tx) = route {
+            let mut streams = lock(&self.streams);
+            let Some(tx) = streams.remove(&request) else {
+                return;
+            };
+            let shared = match &tx {
+                StreamTx::Logged(log) => streams
+                    .values()
+                    .any(|other| matches!(other, StreamTx::Logged(o) if Arc::ptr_eq(o, log))),
+                StreamTx::Direct(_) => false,
+            };
+            drop(streams);
+            if !shared {
                 tx.end();
             }
         }
@@ -625,7 +691,8 @@ fn kind(line: &str) -> Kind {
 }
 
 /// The JSON-RPC error code of a response line, if it is an error.
-pub fn error_code(line: &str) -> Option<i64> {
+pub fn error_code(line: &[u8]) -> Option<i64> {
+    let line = std::str::from_utf8(line).ok()?;
     if !line.starts_with(HEAD) || !line.contains(",\"error\":{\"code\":") {
         return None;
     }
@@ -655,24 +722,46 @@ impl Drop for OnDrop {
     }
 }
 
+/// Messages up to this size are copied into their event's frame; larger
+/// ones are sent as they are kept, between a head and a tail of their own,
+/// so that no connection copies a large message.
+const COPIED_BELOW: usize = 16 * 1024;
+
+/// The head of an SSE event carrying one message (its `data:` line
+/// follows), with its id on a resumable stream.
+fn event_head(id: Option<EventId>) -> String {
+    match id {
+        Some(id) => format!("id: {id}\nevent: message\ndata: "),
+        None => "event: message\ndata: ".to_string(),
+    }
+}
+
 /// One SSE event carrying one message, its JSON on a single `data:` line
 /// (the engine writes compact JSON, without newlines), with its id on a
 /// resumable stream.
-pub fn sse_event(message: &str, id: Option<EventId>) -> Bytes {
-    let mut event = String::with_capacity(message.len() + 48);
-    if let Some(id) = id {
-        event.push_str(&format!("id: {id}\n"));
-    }
-    event.push_str("event: message\ndata: ");
-    event.push_str(message);
-    event.push_str("\n\n");
+pub fn sse_event(message: &[u8], id: Option<EventId>) -> Bytes {
+    let mut event = event_head(id).into_bytes();
+    event.reserve(message.len() + 2);
+    event.extend_from_slice(message);
+    event.extend_from_slice(b"\n\n");
     Bytes::from(event)
 }
 
-/// A `text/event-stream` response body: the messages of one stream, with
-/// a comment now and then so an idle stream stays open through proxies
-/// (and a client that has gone is noticed). It ends after the response;
-/// dropped before that (the client went away), it runs its guard.
+/// The frames of one event: one, or for a large message three, the
+/// message among them shared with wherever it is kept.
+fn event_frames(line: &Bytes, id: Option<EventId>, out: &mut VecDeque<Bytes>) {
+    if line.len() < COPIED_BELOW {
+        let mut event = event_head(id).into_bytes();
+        event.extend_from_slice(line);
+        event.extend_from_slice(b"\n\n");
+        out.push_back(Bytes::from(event));
+    } else {
+        out.push_back(Bytes::from(event_head(id)));
+        out.push_back(line.clone());
+        out.push_back(Bytes::from_static(b"\n\n"));
+    }
+}
+
 /// The first event of a resumable stream (2025-11-25): its id and no
 /// message, so a client the server lets go at once can still resume, and
 /// how long to wait before reconnecting.
@@ -680,10 +769,28 @@ pub fn priming_event(id: EventId, retry: Duration) -> Bytes {
     Bytes::from(format!("id: {id}\nretry: {}\ndata:\n\n", retry.as_millis()))
 }
 
+/// What a resumed connection sends first: the events it missed, read from
+/// the stream's log one at a time (so nothing is copied for it), while it
+/// is the stream's current connection.
+struct Replay {
+    log: Arc<EventLog>,
+    connection: u64,
+    /// The next event to send is the first kept from here...
+    next: u64,
+    /// ...up to this one; later ones come through the channel.
+    until: u64,
+}
+
+/// A `text/event-stream` response body: the messages of one stream, with
+/// a comment now and then so an idle stream stays open through proxies
+/// (and a client that has gone is noticed). It ends after the response;
+/// dropped before that (the client went away), it runs its guard.
 pub struct SseBody {
-    /// Frames to send before reading the channel: a priming event, the
-    /// messages a resuming client missed.
-    queued: VecDeque<Frame<Bytes>>,
+    /// Frames ready to send: a priming event, the parts of an event.
+    frames: VecDeque<Bytes>,
+    /// Pieces to send before reading the channel.
+    queued: VecDeque<Piece>,
+    replay: Option<Replay>,
     rx: StreamRx,
     keepalive: tokio::time::Interval,
     /// The response is among the frames: nothing is read after it.
@@ -692,7 +799,7 @@ pub struct SseBody {
     done: bool,
     guard: OnDrop,
     /// Held for the life of the stream (a place among the open streams).
-    _permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    _place: Option<super::limits::Place>,
 }
 
 impl SseBody {
@@ -702,46 +809,91 @@ impl SseBody {
         rx: StreamRx,
         keepalive: Duration,
         guard: OnDrop,
-        permit: Option<tokio::sync::OwnedSemaphorePermit>,
+        place: Option<super::limits::Place>,
     ) -> SseBody {
         let mut keepalive = tokio::time::interval(keepalive);
         keepalive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut body = SseBody {
-            queued: VecDeque::new(),
+        let mut queued = VecDeque::new();
+        for piece in first {
+            let last = matches!(piece, Piece::Final(..));
+            queued.push_back(piece);
+            if last {
+                break;
+            }
+        }
+        SseBody {
+            frames: VecDeque::new(),
+            queued,
+            replay: None,
             rx,
             keepalive,
             ended: false,
             done: false,
             guard,
-            _permit: permit,
-        };
-        for piece in first {
-            let frame = body.frame(piece);
-            body.queued.push_back(frame);
-            if body.ended {
-                break;
-            }
+            _place: place,
         }
+    }
+
+    /// The body of a resumed connection: what it missed, then the rest.
+    pub fn resumed(
+        resumed: Resumed,
+        keepalive: Duration,
+        guard: OnDrop,
+        place: Option<super::limits::Place>,
+    ) -> SseBody {
+        let Resumed {
+            log,
+            after,
+            until,
+            rx,
+            connection,
+        } = resumed;
+        let mut body = SseBody::new([], rx, keepalive, guard, place);
+        body.replay = Some(Replay {
+            log,
+            connection,
+            next: after + 1,
+            until,
+        });
         body
     }
 
     /// Starts the stream with a priming event (see [`priming_event`]).
     pub fn primed(mut self, id: EventId, retry: Duration) -> SseBody {
-        self.queued
-            .push_front(Frame::data(priming_event(id, retry)));
+        self.frames.push_front(priming_event(id, retry));
         self
     }
 
-    /// The frame of a piece; after the response, the stream ends.
-    fn frame(&mut self, piece: Piece) -> Frame<Bytes> {
-        match piece {
-            Piece::Note(line, id) => Frame::data(sse_event(&line, id)),
-            Piece::Final(line, id) => {
-                self.ended = true;
-                self.guard.disarm();
-                Frame::data(sse_event(&line, id))
-            }
+    /// Queues the frames of a piece; after the response, the stream ends.
+    fn render(&mut self, piece: Piece) {
+        let (Piece::Note(line, id) | Piece::Final(line, id)) = &piece;
+        event_frames(line, *id, &mut self.frames);
+        if matches!(piece, Piece::Final(..)) {
+            self.ended = true;
+            self.guard.disarm();
         }
+    }
+
+    /// The next piece to send that is at hand: queued, or missed by a
+    /// resumed connection.
+    fn next_at_hand(&mut self) -> Option<Piece> {
+        if let Some(piece) = self.queued.pop_front() {
+            return Some(piece);
+        }
+        let replay = self.replay.as_mut()?;
+        let piece = replay.log.event_in(replay.next, replay.until);
+        match &piece {
+            Some(Piece::Note(_, Some(id)) | Piece::Final(_, Some(id))) => replay.next = id.seq + 1,
+            _ => replay.next = replay.until + 1,
+        }
+        piece
+    }
+
+    /// A later resumption of the same stream took this connection's place.
+    fn superseded(&self) -> bool {
+        self.replay
+            .as_ref()
+            .is_some_and(|r| !r.log.is_current(r.connection))
     }
 }
 
@@ -756,8 +908,18 @@ impl Body for SseBody {
         if self.done {
             return Poll::Ready(None);
         }
-        if let Some(frame) = self.queued.pop_front() {
-            return Poll::Ready(Some(Ok(frame)));
+        if self.superseded() {
+            // One connection reads a stream: the newer one goes on.
+            self.done = true;
+            return Poll::Ready(None);
+        }
+        if self.frames.is_empty() && !self.ended {
+            if let Some(piece) = self.next_at_hand() {
+                self.render(piece);
+            }
+        }
+        if let Some(frame) = self.frames.pop_front() {
+            return Poll::Ready(Some(Ok(Frame::data(frame))));
         }
         if self.ended {
             self.done = true;
@@ -765,9 +927,10 @@ impl Body for SseBody {
         }
         match self.rx.poll_recv(cx) {
             Poll::Ready(Some(piece)) => {
-                let frame = self.frame(piece);
-                self.done = self.ended;
-                return Poll::Ready(Some(Ok(frame)));
+                self.render(piece);
+                let frame = self.frames.pop_front().expect("a piece has frames");
+                self.done = self.ended && self.frames.is_empty();
+                return Poll::Ready(Some(Ok(Frame::data(frame))));
             }
             Poll::Ready(None) => {
                 // Nobody can send any more (the server stopped): end quietly.
@@ -810,8 +973,8 @@ mod tests {
         assert!(matches!(kind(&response), Kind::Response(ids) if ids == vec![id(7)]));
         let error = jsonrpc::error(Some(&id(3)), -32601, "Method not found", None);
         assert!(matches!(kind(&error), Kind::Response(ids) if ids == vec![id(3)]));
-        assert_eq!(error_code(&error), Some(-32601));
-        assert_eq!(error_code(&response), None);
+        assert_eq!(error_code(error.as_bytes()), Some(-32601));
+        assert_eq!(error_code(response.as_bytes()), None);
         let request = jsonrpc::request(&id(1), "elicitation/create", "{}");
         assert!(matches!(kind(&request), Kind::Request));
         let note = jsonrpc::notification("notifications/progress", "{}");
@@ -923,6 +1086,18 @@ mod tests {
         std::iter::from_fn(|| rx.try_recv().ok()).collect()
     }
 
+    /// What a resumed connection replays from the log.
+    fn missed(resumed: &Resumed) -> Vec<Piece> {
+        let mut next = resumed.after + 1;
+        std::iter::from_fn(|| {
+            let piece = resumed.log.event_in(next, resumed.until)?;
+            let (Piece::Note(_, id) | Piece::Final(_, id)) = &piece;
+            next = id.expect("an event id").seq + 1;
+            Some(piece)
+        })
+        .collect()
+    }
+
     #[test]
     fn event_ids_read_back_and_reject_others() {
         let id = EventId { stream: 3, seq: 14 };
@@ -946,25 +1121,27 @@ mod tests {
         assert!(rx.try_recv().is_err(), "the connection's channel ended");
         postbox.deliver(note(), &Cause::Job(4));
         postbox.deliver(note(), &Cause::Job(4));
-        let Resumed { missed, mut rx, .. } = postbox
+        let resumed = postbox
             .resume(EventId {
                 stream: log.stream,
                 seq: 1,
             })
             .expect("kept");
-        assert_eq!(ids_of(&missed.into_iter().collect::<Vec<_>>()), vec![2, 3]);
+        assert_eq!(ids_of(&missed(&resumed)), vec![2, 3]);
+        let mut rx = resumed.rx;
         postbox.deliver(jsonrpc::success(&id(1), "{}"), &Cause::Job(4));
         let rest = drain(&mut rx);
         assert_eq!(ids_of(&rest), vec![4]);
         assert!(matches!(rest[0], Piece::Final(..)));
         // A client that lost that too gets it again, and the stream ends.
-        let Resumed { missed, mut rx, .. } = postbox
+        let resumed = postbox
             .resume(EventId {
                 stream: log.stream,
                 seq: 3,
             })
             .expect("kept");
-        assert_eq!(ids_of(&missed.into_iter().collect::<Vec<_>>()), vec![4]);
+        assert_eq!(ids_of(&missed(&resumed)), vec![4]);
+        let mut rx = resumed.rx;
         assert!(matches!(
             rx.try_recv(),
             Err(mpsc::error::TryRecvError::Disconnected)
@@ -1007,14 +1184,16 @@ mod tests {
                 &Cause::Inbound(Some(id(1))),
             );
         }
-        let Resumed { missed, .. } = postbox
+        let resumed = postbox
             .resume(EventId {
                 stream: log.stream,
                 seq: 0,
             })
             .expect("kept");
+        let missed = missed(&resumed);
+        drop(resumed);
         assert_eq!(missed.len(), LOG_CAPACITY);
-        assert_eq!(ids_of(&missed.into_iter().collect::<Vec<_>>())[0], 11);
+        assert_eq!(ids_of(&missed)[0], 11);
         // Logs nobody reads make room for new ones, oldest first.
         let first = log.stream;
         for n in 2..=(MAX_LOGS as u64 + 1) {
@@ -1031,6 +1210,87 @@ mod tests {
         assert_eq!(lock(&postbox.logs).len(), MAX_LOGS);
         // The request of a dropped, unanswered log has nowhere to go.
         assert!(!lock(&postbox.streams).contains_key(&id(1)));
+    }
+
+    /// The frames a body sends now (without waiting), and whether it ended.
+    fn frames_now(body: &mut SseBody) -> (Vec<Bytes>, bool) {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut frames = Vec::new();
+        loop {
+            match Pin::new(&mut *body).poll_frame(&mut cx) {
+                Poll::Ready(Some(Ok(frame))) => {
+                    let data = frame.into_data().expect("data");
+                    if data.as_ref() != b": ping\n\n" {
+                        frames.push(data);
+                    }
+                }
+                Poll::Ready(None) => return (frames, true),
+                Poll::Pending => return (frames, false),
+            }
+        }
+    }
+
+    #[test]
+    fn resumptions_share_the_kept_events_and_a_new_one_replaces_the_old() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let _entered = runtime.enter();
+        let postbox = Postbox::default();
+        let (log, rx) = postbox.open_logged(&[id(1)], true).expect("opened");
+        let big = format!("\"{}\"", "x".repeat(4 * COPIED_BELOW));
+        postbox.deliver(jsonrpc::success(&id(1), &big), &Cause::Inbound(Some(id(1))));
+        drop(rx);
+        log.detach_connection(FIRST_CONNECTION);
+        let kept = log.event_in(1, 1).expect("kept");
+        let resume = || {
+            let resumed = postbox
+                .resume(EventId {
+                    stream: log.stream,
+                    seq: 0,
+                })
+                .expect("kept");
+            SseBody::resumed(resumed, Duration::from_secs(60), OnDrop::new(|| {}), None)
+        };
+        let mut first = resume();
+        let mut second = resume();
+        // The first connection was replaced before it sent anything: it
+        // ends, and holds nothing.
+        assert_eq!(frames_now(&mut first), (Vec::new(), true));
+        let (frames, ended) = frames_now(&mut second);
+        assert!(ended, "the response ends the stream");
+        assert_eq!(frames.len(), 3, "head, message, tail");
+        assert_eq!(
+            frames[1].as_ptr(),
+            kept.text().as_ptr(),
+            "the message is the one kept, not a copy"
+        );
+        let sent: Vec<u8> = frames.concat();
+        let expected = sse_event(
+            kept.text().as_bytes(),
+            Some(EventId {
+                stream: log.stream,
+                seq: 1,
+            }),
+        );
+        assert_eq!(sent, expected.to_vec());
+    }
+
+    #[test]
+    fn what_streams_being_read_keep_is_bounded_too() {
+        let postbox = Postbox::default();
+        let (_log, _rx) = postbox.open_logged(&[id(1)], true).expect("opened");
+        let note = format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"data\":\"{}\"}}}}",
+            "y".repeat(LOG_BYTES / 16)
+        );
+        for _ in 0..64 {
+            postbox.deliver(note.clone(), &Cause::Inbound(Some(id(1))));
+        }
+        let kept: usize = lock(&postbox.logs).iter().map(|l| l.bytes()).sum();
+        assert!(kept <= LOG_BYTES, "{kept}");
+        assert!(kept >= LOG_BYTES / 2, "the newest are kept: {kept}");
     }
 
     #[test]

@@ -13,13 +13,28 @@
 //! and simultaneous requests with the same unknown token share one check.
 //! A check that fails or runs out of time is not remembered: the next
 //! request tries again.
+//!
+//! Anyone can send a made-up token, so checks must not crowd out the
+//! callers whose verdicts are remembered, nor one client's made-up tokens
+//! the first token of a real user:
+//! - R gives calls the first turn, and checks a bounded share of its time
+//!   while calls wait (see [`crate::turns`]);
+//! - one check at a time is handed to R, taken in turn from each client
+//!   (peer address) with checks waiting, so another client's check waits
+//!   for at most one of each other client's;
+//! - a client has at most [`TokenCheck::per_peer`] unknown tokens waiting
+//!   or being checked (429 beyond), and the server [`MAX_CHECKS_WAITING`]
+//!   (503 beyond); a check still waiting when its requests' time is up is
+//!   dropped unrun.
 
+use super::limits::Client;
 use super::security::Principal;
 use super::streams::{self, Piece, Postbox};
 use crate::jsonrpc::RequestId;
 use crate::server::{Front, Slot};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -28,10 +43,10 @@ use tokio::sync::watch;
 /// Verdicts remembered at most (the oldest go first when full).
 pub const CACHE_CAPACITY: usize = 1024;
 
-/// Different tokens being checked at once at most; a request with yet
-/// another unknown token gets 503 (it would otherwise let a client fill
-/// R's queue with checks of made-up tokens).
-pub const MAX_CHECKS_IN_FLIGHT: usize = 32;
+/// Different unknown tokens waiting for a check (or being checked) at
+/// most; a request with yet another gets 503. Each waits at most the time
+/// limit, so this bounds the memory they hold, not R's time.
+pub const MAX_CHECKS_WAITING: usize = 256;
 
 /// How long past its time limit a check's answer is awaited: R gets the
 /// server's own grace to unwind from the limit's interrupt first.
@@ -54,6 +69,8 @@ pub enum Checked {
     Failed,
     /// No verdict in time, or too many checks at once: 503, try again.
     Unavailable,
+    /// The client has its most unknown tokens waiting already: 429.
+    TooMany,
 }
 
 /// How tokens are checked.
@@ -66,7 +83,14 @@ pub struct TokenCheck {
     /// How long a request waits for a verdict (in the queue and running);
     /// the function's own time limit is set to this on the R side.
     pub time_limit: Duration,
+    /// Unknown tokens one peer may have waiting or being checked at once.
+    pub per_peer: usize,
 }
+
+/// The default of [`TokenCheck::per_peer`]: a client has one token at a
+/// time, a few when several users share an address (behind NAT); more
+/// unknown ones at once from one address are guesses.
+pub const CHECKS_PER_PEER: usize = 4;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -137,11 +161,80 @@ impl VerdictCache {
 pub struct Checker {
     settings: TokenCheck,
     cache: Mutex<VerdictCache>,
-    /// Checks under way, by token hash: later requests wait for the same one.
-    in_flight: Mutex<HashMap<Principal, watch::Receiver<Option<Checked>>>>,
+    queue: Mutex<Queue>,
     slot: Arc<Slot>,
     postbox: Arc<Postbox>,
     next_id: AtomicU64,
+}
+
+/// The checks waiting or under way.
+#[derive(Default)]
+struct Queue {
+    /// Every check waiting or under way, by token hash: later requests
+    /// with the same token wait for the same one.
+    checks: HashMap<Principal, Pending>,
+    /// Waiting checks, by the client that asked first...
+    waiting: HashMap<Client, VecDeque<Principal>>,
+    /// ...and the clients with checks waiting, in the order of their turns.
+    turns: VecDeque<Client>,
+    /// How many checks each client has waiting or under way.
+    per_client: HashMap<Client, usize>,
+    /// A check is with R (one at a time).
+    running: bool,
+}
+
+/// One check, and where its verdict goes.
+struct Pending {
+    client: Client,
+    /// The token, until the check is handed to R.
+    token: Option<String>,
+    /// The requests' time is up then.
+    deadline: Instant,
+    tx: watch::Sender<Option<Checked>>,
+}
+
+impl Queue {
+    /// The next check to hand to R, the clients taking turns; checks whose
+    /// time is up are dropped on the way.
+    fn next(&mut self, now: Instant) -> Option<(Principal, String, Instant)> {
+        while let Some(client) = self.turns.pop_front() {
+            let Some(waiting) = self.waiting.get_mut(&client) else {
+                continue;
+            };
+            let hash = waiting.pop_front();
+            if waiting.is_empty() {
+                self.waiting.remove(&client);
+            } else {
+                self.turns.push_back(client);
+            }
+            let Some(hash) = hash else { continue };
+            let Some(pending) = self.checks.get_mut(&hash) else {
+                continue;
+            };
+            if pending.deadline <= now {
+                self.settle(hash, Checked::Unavailable);
+                continue;
+            }
+            if let Some(token) = pending.token.take() {
+                return Some((hash, token, pending.deadline));
+            }
+        }
+        None
+    }
+
+    /// The check of `hash` is over: its requests get `checked`.
+    fn settle(&mut self, hash: Principal, checked: Checked) {
+        let Some(pending) = self.checks.remove(&hash) else {
+            return;
+        };
+        if let Some(count) = self.per_client.get_mut(&pending.client) {
+            *count -= 1;
+            if *count == 0 {
+                self.per_client.remove(&pending.client);
+            }
+        }
+        let _ = pending.tx.send(Some(checked));
+    }
 }
 
 impl Checker {
@@ -150,66 +243,114 @@ impl Checker {
         Checker {
             settings,
             cache: Mutex::new(VerdictCache::new(CACHE_CAPACITY)),
-            in_flight: Mutex::new(HashMap::new()),
-            slot: front.session_slot(postbox.clone(), None, None),
+            queue: Mutex::new(Queue::default()),
+            slot: front.token_check_slot(postbox.clone()),
             postbox,
             next_id: AtomicU64::new(1),
         }
     }
 
-    /// The verdict on `token` (whose hash is `hash`): remembered, or from
-    /// a check under way, or from a new one. Runs on the HTTP runtime.
-    pub async fn check(self: &Arc<Self>, front: &Front, hash: Principal, token: &str) -> Checked {
+    /// The verdict on `token` (whose hash is `hash`), sent from `peer`:
+    /// remembered, or from a check under way, or from a new one. Runs on
+    /// the HTTP runtime.
+    pub async fn check(
+        self: &Arc<Self>,
+        front: &Front,
+        hash: Principal,
+        token: &str,
+        peer: IpAddr,
+    ) -> Checked {
         if let Some(verdict) = lock(&self.cache).get(&hash, Instant::now()) {
             return Checked::Verdict(verdict);
         }
-        let mut pending = {
-            let mut in_flight = lock(&self.in_flight);
-            match in_flight.get(&hash) {
-                Some(rx) => rx.clone(),
-                None if in_flight.len() >= MAX_CHECKS_IN_FLIGHT => return Checked::Unavailable,
-                None => {
-                    let (tx, rx) = watch::channel(None);
-                    in_flight.insert(hash, rx.clone());
-                    // A task of its own, so the check completes (and its
-                    // verdict is shared) even if this client goes away.
-                    let checker = self.clone();
-                    let front = front.clone();
-                    let token = token.to_string();
-                    tokio::spawn(async move {
-                        let checked = checker.run(&front, &token).await;
-                        checker.settle(hash, &checked);
-                        let _ = tx.send(Some(checked));
-                    });
-                    rx
+        let (mut pending, start) = {
+            let mut queue = lock(&self.queue);
+            if let Some(pending) = queue.checks.get(&hash) {
+                (pending.tx.subscribe(), false)
+            } else {
+                let client = Client::peer(peer);
+                let held = queue.per_client.get(&client).copied().unwrap_or(0);
+                if held >= self.settings.per_peer {
+                    return Checked::TooMany;
+                }
+                if queue.checks.len() >= MAX_CHECKS_WAITING {
+                    return Checked::Unavailable;
+                }
+                let (tx, rx) = watch::channel(None);
+                let deadline = Instant::now() + self.settings.time_limit;
+                queue.checks.insert(
+                    hash,
+                    Pending {
+                        client,
+                        token: Some(token.to_string()),
+                        deadline,
+                        tx,
+                    },
+                );
+                *queue.per_client.entry(client).or_insert(0) += 1;
+                let waiting = queue.waiting.entry(client).or_default();
+                waiting.push_back(hash);
+                if waiting.len() == 1 {
+                    queue.turns.push_back(client);
+                }
+                let start = !queue.running;
+                queue.running = true;
+                (rx, start)
+            }
+        };
+        if start {
+            // A task of its own, so checks go on (and their verdicts are
+            // shared) even if this client goes away.
+            let checker = self.clone();
+            let front = front.clone();
+            tokio::spawn(async move { checker.drive(&front).await });
+        }
+        let wait = self.settings.time_limit + ANSWER_GRACE * 2;
+        let verdict = async {
+            match pending.wait_for(Option::is_some).await {
+                Ok(checked) => checked.clone().unwrap_or(Checked::Failed),
+                // The driving task ended without a verdict (it panicked).
+                Err(_) => Checked::Failed,
+            }
+        };
+        tokio::time::timeout(wait, verdict)
+            .await
+            .unwrap_or(Checked::Unavailable)
+    }
+
+    /// Hands the waiting checks to R one at a time, until none waits.
+    async fn drive(self: Arc<Self>, front: &Front) {
+        loop {
+            let next = {
+                let mut queue = lock(&self.queue);
+                let next = queue.next(Instant::now());
+                queue.running = next.is_some();
+                next
+            };
+            let Some((hash, token, deadline)) = next else {
+                return;
+            };
+            let checked = self.run(front, &token, deadline).await;
+            drop(token);
+            if let Checked::Verdict(verdict) = &checked {
+                if !self.settings.cache_for.is_zero() {
+                    let now = Instant::now();
+                    lock(&self.cache).insert(
+                        hash,
+                        verdict.clone(),
+                        now + self.settings.cache_for,
+                        now,
+                    );
                 }
             }
-        };
-        let outcome = match pending.wait_for(Option::is_some).await {
-            Ok(checked) => checked.clone(),
-            Err(_) => None,
-        };
-        outcome.unwrap_or_else(|| {
-            // The task ended without a verdict (it panicked): say so.
-            lock(&self.in_flight).remove(&hash);
-            Checked::Failed
-        })
-    }
-
-    /// Remembers a verdict, and lets the next request check again.
-    fn settle(&self, hash: Principal, checked: &Checked) {
-        if let Checked::Verdict(verdict) = checked {
-            if !self.settings.cache_for.is_zero() {
-                let now = Instant::now();
-                lock(&self.cache).insert(hash, verdict.clone(), now + self.settings.cache_for, now);
-            }
+            lock(&self.queue).settle(hash, checked);
         }
-        lock(&self.in_flight).remove(&hash);
     }
 
-    /// One check: queued for R, awaited up to the time limit (a check still
-    /// queued or running then is cancelled).
-    async fn run(&self, front: &Front, token: &str) -> Checked {
+    /// One check: queued for R, awaited until `deadline` (and R's grace to
+    /// unwind from its time limit); a check still queued or running then
+    /// is cancelled.
+    async fn run(&self, front: &Front, token: &str, deadline: Instant) -> Checked {
         let id = RequestId::from_number(self.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, mut rx) = streams::stream();
         self.postbox.open(&id, tx);
@@ -224,9 +365,9 @@ impl Checker {
                 }
             }
         };
-        let limit = self.settings.time_limit + ANSWER_GRACE;
+        let limit = deadline.saturating_duration_since(Instant::now()) + ANSWER_GRACE;
         match tokio::time::timeout(limit, answer).await {
-            Ok(Some(line)) => read_answer(&line, token),
+            Ok(Some(line)) => read_answer(std::str::from_utf8(&line).unwrap_or_default(), token),
             Ok(None) => Checked::Unavailable,
             Err(_) => {
                 front.cancel(&self.slot, &id);
@@ -244,14 +385,15 @@ impl Checker {
 
 /// The check's JSON-RPC response: `{allow, identity?}`, or an error (the
 /// function failed, or ran out of time). A failure is reported on stderr,
-/// with the token, should the function's error message quote it, masked.
+/// with the token masked should the function's error message quote it,
+/// whole or in part (see [`mask_token`]).
 fn read_answer(line: &str, token: &str) -> Checked {
     let Ok(message) = serde_json::from_str::<Value>(line) else {
         return Checked::Failed;
     };
     if let Some(error) = message.get("error") {
         let text = error["message"].as_str().unwrap_or("unknown error");
-        eprintln!("mcpserver: {}", text.replace(token, "<token>"));
+        eprintln!("mcpserver: {}", mask_token(text, token));
         return if error["data"]["timedOut"] == Value::Bool(true) {
             Checked::Unavailable
         } else {
@@ -266,6 +408,51 @@ fn read_answer(line: &str, token: &str) -> Checked {
         Some(false) => Checked::Verdict(Verdict::Deny),
         None => Checked::Failed,
     }
+}
+
+/// Runs of this many characters or more that the token also has are
+/// masked: a shorter piece tells too little of a random token to matter,
+/// and masking those would hide ordinary words a token may contain.
+const MASKED_FROM: usize = 6;
+
+/// `text` with every piece of `token` in it masked: the whole token, and
+/// any run of at least [`MASKED_FROM`] characters each of whose
+/// [`MASKED_FROM`]-character windows occurs in the token (a prefix or
+/// suffix that a message quotes, `substr(token, 1, 8)`, included).
+pub fn mask_token(text: &str, token: &str) -> String {
+    let token: Vec<char> = token.chars().collect();
+    let chars: Vec<char> = text.chars().collect();
+    if token.is_empty() {
+        return text.to_string();
+    }
+    let mut masked = vec![false; chars.len()];
+    let mut mark = |window: usize, hit: &dyn Fn(&[char]) -> bool| {
+        for at in 0..chars.len().saturating_sub(window - 1) {
+            if hit(&chars[at..at + window]) {
+                masked[at..at + window].iter_mut().for_each(|m| *m = true);
+            }
+        }
+    };
+    // The whole token, however short...
+    mark(token.len(), &|window| window == token.as_slice());
+    // ...and the pieces of it long enough to matter.
+    if token.len() > MASKED_FROM {
+        let pieces: std::collections::HashSet<&[char]> = token.windows(MASKED_FROM).collect();
+        mark(MASKED_FROM, &|window| pieces.contains(window));
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut in_mask = false;
+    for (c, m) in chars.iter().zip(&masked) {
+        if *m {
+            if !in_mask {
+                out.push_str("<token>");
+            }
+        } else {
+            out.push(*c);
+        }
+        in_mask = *m;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -379,6 +566,34 @@ mod tests {
             now,
         );
         assert!(cache.is_empty());
+    }
+
+    #[test]
+    fn tokens_and_pieces_of_them_are_masked() {
+        let token = "tok_9f8e7d6c5b4a";
+        assert_eq!(
+            mask_token(&format!("lookup failed for token {token}"), token),
+            "lookup failed for token <token>"
+        );
+        assert_eq!(
+            mask_token("no user for tok_9f8e... (expired)", token),
+            "no user for <token>... (expired)"
+        );
+        assert_eq!(
+            mask_token("ends in 6c5b4a, starts tok_9f", token),
+            "ends in <token>, starts <token>"
+        );
+        // Words a token happens to contain are left alone when short.
+        assert_eq!(
+            mask_token("bearer token check failed", "my-token-abc123"),
+            "bearer token check failed"
+        );
+        assert_eq!(
+            mask_token("the directory is down", token),
+            "the directory is down"
+        );
+        assert_eq!(mask_token("short", "ab"), "short");
+        assert_eq!(mask_token("down for boom", "boom"), "down for <token>");
     }
 
     #[test]
