@@ -393,3 +393,14 @@ test_that("a tool or prompt argument called `name` or `client` is the tool's", {
   expect_equal(mcp_call(client, "notebook", name = "work", client = "Ada")$text, "work for Ada")
   expect_equal(mcp_call(client, name = "notebook", arguments = list(name = "x"))$text, "x for me")
 })
+
+test_that("a client tells whether a URL is this session's background server", {
+  same <- mcpserver:::same_endpoint
+  expect_true(same("http://127.0.0.1:8000/mcp", "http://127.0.0.1:8000/mcp"))
+  expect_true(same("http://localhost:8000/mcp", "http://127.0.0.1:8000/mcp"))
+  expect_true(same("http://[::1]:8000/mcp", "http://127.0.0.1:8000/mcp"))
+  expect_true(same("http://LOCALHOST:8000/x", "http://0.0.0.0:8000/mcp"))
+  expect_false(same("http://127.0.0.1:8001/mcp", "http://127.0.0.1:8000/mcp"))
+  expect_false(same("http://10.1.2.3:8000/mcp", "http://127.0.0.1:8000/mcp"))
+  expect_false(same("http://localhost/mcp", "http://127.0.0.1:8000/mcp"))
+})
