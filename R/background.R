@@ -44,8 +44,9 @@
 #' Background serving relies on R's event loop, which runs when an
 #' interactive session waits for input (the R console, RStudio, Positron, a
 #' terminal), and on Unix-like systems only. A script run with `Rscript`
-#' never waits at a console: serve it in the foreground instead. Only one
-#' server serves in the background per session.
+#' never waits at a console, so there (and in any session that is not
+#' interactive) `background = TRUE` is an error: serve it in the foreground
+#' instead. Only one server serves in the background per session.
 #'
 #' Tools marked `concurrent = TRUE` run in worker processes as in the
 #' foreground (see `vignette("concurrency")`), so they do not see your
@@ -67,9 +68,10 @@
 #'   # In an interactive session:
 #'   cars <- mtcars
 #'   describe <- tool(
-#'     function(column) summary(cars[[column]]),
+#'     function(column) as.list(summary(cars[[column]])), # a list keeps the names (Min., ...)
 #'     "Summarise a column of the cars data I am working on",
-#'     arguments = list(column = type_string())
+#'     arguments = list(column = type_string()),
+#'     name = "describe"
 #'   )
 #'   srv <- mcp_server(describe, transport = "http", port = 8000, background = TRUE)
 #'   srv
@@ -83,6 +85,15 @@ NULL
 background_check <- function(transport, tools) {
   if (transport != "http") abort("`background = TRUE` needs `transport = \"http\"`: a stdio server belongs to the client that started it.")
   if (.Platform$OS.type != "unix") abort("`background = TRUE` needs R's event loop of Unix-like systems (macOS, Linux).")
+  if (!interactive()) {
+    # Calls run only while a console waits for input, which never happens
+    # here: the server would answer `initialize` and die with the script.
+    abort(paste(
+      "`background = TRUE` serves between the commands of an interactive R session, and this one",
+      "is not interactive (Rscript, R -f, knitr): it would end, and the server with it, when the",
+      "script does, and run no call before. Serve in the foreground instead: drop `background = TRUE`."
+    ))
+  }
   if (background_active_()) abort("A server already serves in the background in this session: stop it first with its `stop()`.")
 }
 

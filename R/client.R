@@ -20,6 +20,12 @@
 #' functions is raised from the call that was waiting (a server that asked
 #' with a request is first told the client failed).
 #'
+#' Servers send progress reports only for calls that ask for them, and log
+#' messages only to clients that set a level, as the protocol says. To test
+#' a tool's [mcp_progress()] and [mcp_log()] calls, make the client with a
+#' `log_level` and call with `progress = TRUE`: the result's `progress` and
+#' `logs` then hold what the tool reported, in order (see the examples).
+#'
 #' `server` may also be a tool or a list of tools: they are then served by a
 #' fresh R process from a temporary script. Tools travel there with
 #' [saveRDS()], so a tool should not depend on objects in your global
@@ -67,14 +73,27 @@
 #' @param token For a URL: a bearer token sent on every request, or `NULL`.
 #' @param headers For a URL: more HTTP headers for every request, as a named
 #'   character vector, or `NULL`.
+#' @param log_level The lowest level of log messages the client asks for
+#'   (`"debug"`, `"info"`, ... `"emergency"`; see [mcp_log()]), or `NULL` to
+#'   ask for none, as clients that never set a level get none. Set with
+#'   `logging/setLevel` after `initialize`, or on each 2026-07-28 request.
+#'   The messages of a call are in its result's `logs`.
+#' @param rscript_args For a script: options for `Rscript` itself, before
+#'   the script, such as `"--no-init-file"` (start R without your
+#'   `.Rprofile`; see "Troubleshooting" in the README), or `NULL`.
 #' @return `mcp_client()`: a client (an environment of class
 #'   `mcpserver_client`); close it with `mcp_close()`.
 #'   `mcp_tools()`: the tool definitions, as parsed from `tools/list`.
 #'   `mcp_call()`: a list of class `mcpserver_call_result` with `text` (the
 #'   text blocks, joined by newlines), `structured` (the structured content,
 #'   or `NULL`), `is_error`, `content` (every block), `meta`, `result_type`
-#'   (the 2026-07-28 `resultType`, `"complete"` otherwise) and
-#'   `notifications` (progress and log messages received during the call).
+#'   (the 2026-07-28 `resultType`, `"complete"` otherwise),
+#'   `notifications` (every notification received during the call, as
+#'   parsed), `progress` (a data frame of the call's progress reports, with
+#'   columns `progress`, `total` and `message`; empty unless `progress =
+#'   TRUE`) and `logs` (a data frame of its log messages, with `level`,
+#'   `logger` and `message`, the message's data as text; empty unless the
+#'   client has a `log_level`).
 #'   `mcp_close()`: the server's exit status, invisibly (`NULL` for a
 #'   URL: the session is ended, the server keeps running).
 #' @examples
@@ -87,11 +106,26 @@
 #' names(mcp_tools(client))
 #' mcp_call(client, "add", x = 1, y = 2)$text
 #' mcp_close(client)
+#'
+#' # Progress and log messages, as a testthat test would check them:
+#' fit <- function(n = 3) {
+#'   for (i in seq_len(n)) {
+#'     mcp_progress(i, total = n)
+#'     mcp_log("info", "fitted model ", i)
+#'   }
+#'   "done"
+#' }
+#' fit <- tool(fit, "Fit models", arguments = list(n = type_integer(required = FALSE)))
+#' client <- mcp_client(fit, log_level = "info")
+#' result <- mcp_call(client, "fit", n = 2, progress = TRUE)
+#' result$progress
+#' result$logs
+#' mcp_close(client)
 #' }
 #' @export
 mcp_client <- function(server, protocol_version = "2025-11-25", env = NULL,
                        timeout = 60, elicit = NULL, token = NULL, headers = NULL,
-                       sample = NULL, roots = NULL) {
+                       sample = NULL, roots = NULL, log_level = NULL, rscript_args = NULL) {
   versions <- c("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
   if (!is_string(protocol_version) || !protocol_version %in% versions) {
     abort(paste0("`protocol_version` must be one of ", paste0('"', versions, '"', collapse = ", "), "."))
@@ -101,6 +135,10 @@ mcp_client <- function(server, protocol_version = "2025-11-25", env = NULL,
   if (!is.null(elicit) && !is.function(elicit)) abort("`elicit` must be NULL or a function.")
   if (!is.null(sample) && !is.function(sample)) abort("`sample` must be NULL or a function.")
   if (!is.null(roots) && !is.function(roots)) roots_result(roots)
+  if (!is.null(log_level) && !(is_string(log_level) && log_level %in% log_levels)) {
+    abort(paste0("`log_level` must be NULL or one of ", paste0('"', log_levels, '"', collapse = ", "), "."))
+  }
+  rscript_args <- cfg_rscript_args(rscript_args)
   client <- new.env(parent = emptyenv())
   if (is_url(server)) {
     http <- check_http_options(server, token, headers)
@@ -110,17 +148,19 @@ mcp_client <- function(server, protocol_version = "2025-11-25", env = NULL,
     client$url <- http$url
   } else {
     if (!is.null(token) || !is.null(headers)) abort("`token` and `headers` are for a server given by its URL.")
+    client$rscript_args <- rscript_args
     script <- client_script(server)
     # The server finds this package where this session found it.
     env <- c(env, R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep))
     rscript <- cfg_rscript(NULL, .Platform$OS.type)
-    client$process <- rust(client_start_(rscript, script, names(env), unname(env)))
+    client$process <- rust(client_start_(rscript, c(rscript_args, script), names(env), unname(env)))
   }
   client$version <- protocol_version
   client$timeout <- timeout
   client$elicit <- elicit
   client$sample <- sample
   client$roots <- roots
+  client$log_level <- log_level
   client$next_id <- 0L
   client$notifications <- list()
   class(client) <- "mcpserver_client"
@@ -131,9 +171,14 @@ mcp_client <- function(server, protocol_version = "2025-11-25", env = NULL,
       clientInfo = list(name = "mcpserver-r-client", version = as.character(utils::packageVersion("mcpserver")))
     ))
     client_send(client, list(jsonrpc = "2.0", method = "notifications/initialized"))
+    # 2026-07-28 requests carry the level each time (see client_request()).
+    if (!is.null(log_level)) client_request(client, "logging/setLevel", list(level = log_level))
   }
   client
 }
+
+# The levels of `mcp_log()`, least severe first.
+log_levels <- c("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 is_url <- function(x) is_string(x) && grepl("^[A-Za-z][A-Za-z0-9+.-]*://", x)
 
@@ -265,6 +310,7 @@ client_request <- function(client, method, params = NULL) {
       `io.modelcontextprotocol/clientCapabilities` = client_capabilities(client),
       `io.modelcontextprotocol/clientInfo` = list(name = "mcpserver-r-client", version = "1")
     ))
+    if (!is.null(client$log_level)) params$`_meta`$`io.modelcontextprotocol/logLevel` <- client$log_level
   }
   message <- list(jsonrpc = "2.0", id = id, method = method)
   if (!is.null(params)) message$params <- params
@@ -304,10 +350,24 @@ client_receive <- function(client, waiting_for) {
     ))
   }
   msg <- json_decode_(line)
-  if (inherits(msg, "mcpserver_rust_error") || !is.list(msg)) {
-    abort(paste0("The server wrote a line that is not a JSON-RPC message: ", substr(line, 1, 200)))
-  }
+  if (inherits(msg, "mcpserver_rust_error") || !is.list(msg)) abort(stray_line_message(client, line))
   msg
+}
+
+# A line on the server's stdout that no server wrote: something printed
+# before mcp_server() started, which a real client would choke on too.
+stray_line_message <- function(client, line) {
+  text <- paste0("The server wrote a line that is not a JSON-RPC message: ", substr(line, 1, 200))
+  if (!is.null(client$url)) return(text)
+  paste(
+    text,
+    "Something printed to stdout before mcp_server() started: an .Rprofile or Rprofile.site, an renv",
+    "message, a package that prints when attached, or print()/cat() at the top of the script.",
+    "Clients fail on it too. See \"Troubleshooting\" in mcpserver's README: start R without the",
+    "profile (`mcp_client(..., rscript_args = \"--no-init-file\")`, and",
+    "`mcp_client_config(..., rscript_args = \"--no-init-file\")` for the client's entry), or",
+    "silence the call that prints."
+  )
 }
 
 # The next line from the server. A client of this session's own background
@@ -409,18 +469,78 @@ mcp_tools <- function(client) {
 #' @param name The tool to call.
 #' @param ... The tool's arguments, by name.
 #' @param arguments The tool's arguments as a named list (instead of `...`).
+#'   Given in `...`, arguments whose names are or abbreviate `client` and
+#'   `name` (`n = 3`) are the tool's, when the client and the tool's name
+#'   are given by position (as in `mcp_call(client, "fit", n = 3)`); a tool
+#'   argument called `arguments` or `progress` goes in this list.
+#' @param progress If `TRUE`, the call asks for progress reports (it sends
+#'   a progress token, as clients that show progress do), so the tool's
+#'   [mcp_progress()] reports arrive in the result's `progress`. Without
+#'   it, the server sends none.
 #' @export
-mcp_call <- function(client, name, ..., arguments = list(...)) {
+mcp_call <- function(client, name, ..., arguments = list(...), progress = FALSE) {
+  exact <- rebind_leading(sys.call(), parent.frame(), c("client", "name"), c("arguments", "progress"))
+  if (!is.null(exact)) return(do.call(mcp_call, exact))
   check_client(client)
   if (!is_string(name)) abort("`name` must be a single string.")
+  if (!is_flag(progress)) abort("`progress` must be TRUE or FALSE (give a tool argument named `progress` in `arguments`).")
   if (length(arguments) > 0 && (is.null(names(arguments)) || any(!nzchar(names(arguments))))) {
     abort("Tool arguments must be named.")
   }
   if (length(arguments) == 0) arguments <- stats::setNames(list(), character())
   client$notifications <- list()
   params <- list(name = name, arguments = arguments)
+  if (progress) {
+    client$progress_tokens <- (client$progress_tokens %||% 0L) + 1L
+    params$`_meta` <- list(progressToken = paste0("mcp-call-", client$progress_tokens))
+  }
   result <- client_request_rounds(client, "tools/call", params)
   call_result(result, client$notifications)
+}
+
+# R binds an argument name that abbreviates one before `...` to it, so the
+# tool argument in mcp_call(client, "fit", n = 3) would become `name`; and a
+# tool argument called `name`, in mcp_call(client, "notebook", name = "x"),
+# takes the tool's name's place. When a call does either, returns its
+# arguments bound as meant: `leading` (client, name) by exact name or by
+# position (the first unnamed values, when there are as many as them),
+# `options` (after `...`) by exact name, the rest as the tool's arguments.
+# NULL for a call R binds as meant.
+rebind_leading <- function(call, env, leading, options) {
+  args <- as.list(call)[-1]
+  typed <- names(args) %||% rep("", length(args))
+  unnamed <- which(!nzchar(typed))
+  abbreviates <- function(t) nzchar(t) && !t %in% leading && any(startsWith(leading, t))
+  abbreviated <- any(vapply(typed, abbreviates, logical(1)))
+  by_position <- length(unnamed) >= length(leading)
+  if (!abbreviated && !(by_position && any(leading %in% typed))) return(NULL)
+  values <- lapply(args, eval, envir = env)
+  bound <- list()
+  if (by_position) {
+    for (i in seq_along(leading)) bound[leading[[i]]] <- list(values[[unnamed[[i]]]])
+    used <- unnamed[seq_along(leading)]
+  } else {
+    used <- integer()
+    for (formal in leading) {
+      if (formal %in% typed) {
+        bound[formal] <- list(values[[match(formal, typed)]])
+        used <- c(used, match(formal, typed))
+      } else if (length(setdiff(unnamed, used)) > 0) {
+        position <- setdiff(unnamed, used)[[1]]
+        bound[formal] <- list(values[[position]])
+        used <- c(used, position)
+      }
+    }
+  }
+  for (option in options) {
+    if (option %in% typed) {
+      bound[option] <- list(values[[match(option, typed)]])
+      used <- c(used, match(option, typed))
+    }
+  }
+  rest <- setdiff(seq_along(values), used)
+  bound$arguments <- c(values[rest], bound$arguments)
+  bound
 }
 
 call_result <- function(result, notifications) {
@@ -434,9 +554,37 @@ call_result <- function(result, notifications) {
       content = blocks,
       meta = result$`_meta`,
       result_type = result$resultType %||% "complete",
-      notifications = notifications
+      notifications = notifications,
+      progress = progress_table(notifications),
+      logs = log_table(notifications)
     ),
     class = "mcpserver_call_result"
+  )
+}
+
+# The progress notifications of a call, one row each.
+progress_table <- function(notifications) {
+  params <- lapply(Filter(function(n) identical(n$method, "notifications/progress"), notifications), `[[`, "params")
+  number <- function(p, key) if (is.numeric(p[[key]])) as.numeric(p[[key]]) else NA_real_
+  data.frame(
+    progress = vapply(params, number, 0, "progress"),
+    total = vapply(params, number, 0, "total"),
+    message = vapply(params, function(p) if (is_string(p$message)) p$message else NA_character_, ""),
+    stringsAsFactors = FALSE
+  )
+}
+
+# The log messages of a call, one row each: `message` is the data as
+# text (JSON for data that is not a string).
+log_table <- function(notifications) {
+  params <- lapply(Filter(function(n) identical(n$method, "notifications/message"), notifications), `[[`, "params")
+  data.frame(
+    level = vapply(params, function(p) p$level %||% NA_character_, ""),
+    logger = vapply(params, function(p) if (is_string(p$logger)) p$logger else NA_character_, ""),
+    message = vapply(params, function(p) {
+      if (is_string(p$data)) p$data else rust(json_encode_(p$data, FALSE))
+    }, ""),
+    stringsAsFactors = FALSE
   )
 }
 
@@ -464,8 +612,11 @@ call_result <- function(result, notifications) {
 #'   `text` (the text blocks of every message, joined by newlines),
 #'   `messages` (as parsed: `role` and `content`), `roles`, `description`,
 #'   `result_type` and `meta`.
-#'   `mcp_complete()`: the suggested values, a character vector with the
-#'   attributes `total` and `has_more` when the server gave them.
+#'   `mcp_complete()`: the suggested values, a character vector (so
+#'   `expect_equal(mcp_complete(...), c("June", "July"))` works); with
+#'   `details = TRUE`, a list with `values`, `total` (how many there are in
+#'   all, or `NA` when the server did not say) and `has_more` (`NA` when it
+#'   did not say).
 #' @seealso `vignette("resources-and-prompts")`.
 #' @examples
 #' \donttest{
@@ -529,6 +680,8 @@ mcp_prompts <- function(client) {
 #' @param arguments The prompt's arguments as a named list (instead of `...`).
 #' @export
 mcp_get_prompt <- function(client, name, ..., arguments = list(...)) {
+  exact <- rebind_leading(sys.call(), parent.frame(), c("client", "name"), "arguments")
+  if (!is.null(exact)) return(do.call(mcp_get_prompt, exact))
   check_client(client)
   if (!is_string(name)) abort("`name` must be a single string.")
   params <- list(name = name)
@@ -554,9 +707,13 @@ mcp_get_prompt <- function(client, name, ..., arguments = list(...)) {
 #'   resource template's URI template (give one).
 #' @param context The other arguments already filled in, as a named list of
 #'   strings, or `NULL`.
+#' @param details `FALSE` for the values only, `TRUE` for a list that also
+#'   says how many there are in all.
 #' @export
-mcp_complete <- function(client, argument, value = "", prompt = NULL, template = NULL, context = NULL) {
+mcp_complete <- function(client, argument, value = "", prompt = NULL, template = NULL, context = NULL,
+                         details = FALSE) {
   check_client(client)
+  if (!is_flag(details)) abort("`details` must be TRUE or FALSE.")
   if (!is_string(argument)) abort("`argument` must be a single string.")
   if (!is_string(value)) abort("`value` must be a single string.")
   if (is.null(prompt) == is.null(template)) abort("Give one of `prompt` (a prompt's name) and `template` (a resource template).")
@@ -571,9 +728,12 @@ mcp_complete <- function(client, argument, value = "", prompt = NULL, template =
   if (length(context) > 0) params$context <- list(arguments = string_arguments(context, "`context`"))
   completion <- client_request(client, "completion/complete", params)$completion
   values <- as.character(unlist(completion$values))
-  attr(values, "total") <- completion$total
-  attr(values, "has_more") <- completion$hasMore
-  values
+  if (!details) return(values)
+  list(
+    values = values,
+    total = if (is.numeric(completion$total)) as.integer(completion$total) else NA_integer_,
+    has_more = if (is_flag(completion$hasMore)) completion$hasMore else NA
+  )
 }
 
 # Every page of a list (following `nextCursor`, at most 100 pages).

@@ -108,6 +108,10 @@
 #' @param bridge For a URL: `TRUE` for the command that runs [mcp_bridge()],
 #'   `FALSE` for an entry with the URL, or `NULL` for the client's best (the
 #'   URL for clients that speak HTTP, the bridge for the others).
+#' @param rscript_args Options for `Rscript` itself, put before the script
+#'   (or the bridge's `-e`), or `NULL`. `"--no-init-file"` starts R without
+#'   your `.Rprofile`, whose output would corrupt the protocol stream (see
+#'   "Troubleshooting" in the README).
 #' @return `mcp_client_config()`: an object of class `mcpserver_client_config`
 #'   that prints the snippet and where it goes: a list with `client`, `name`,
 #'   `command` (the path of `Rscript`), `args`, `env`, `url` (for an entry
@@ -121,6 +125,8 @@
 #' mcp_client_config(script)
 #' mcp_client_config(script, "claude-code", env = c(MCPSERVER_TRACE = "1"))
 #' mcp_client_config(script, "codex")
+#' # Without your .Rprofile, which might print before the server starts:
+#' mcp_client_config(script, rscript_args = "--no-init-file")
 #'
 #' # A server over HTTP, such as mcp_server(transport = "http") serves:
 #' mcp_client_config("http://127.0.0.1:8000/mcp", "claude-code")
@@ -132,15 +138,16 @@
 #' cat(readLines(config), sep = "\n")
 #' @export
 mcp_client_config <- function(script, client = "claude-desktop", name = NULL,
-                              env = NULL, rscript = NULL, bridge = NULL) {
+                              env = NULL, rscript = NULL, bridge = NULL, rscript_args = NULL) {
   client <- cfg_check_client(client)
-  if (is_url(script)) return(cfg_url_config(script, client, name, env, rscript, bridge))
+  rscript_args <- cfg_rscript_args(rscript_args)
+  if (is_url(script)) return(cfg_url_config(script, client, name, env, rscript, bridge, rscript_args))
   if (!is.null(bridge)) abort("`bridge` is for a server given by its URL.")
   script <- cfg_script(script)
   name <- cfg_name(name, script, client)
   env <- cfg_env(env)
   os <- cfg_os()
-  cfg_new(client, name, cfg_rscript(rscript, os), script, env, os)
+  cfg_new(client, name, cfg_rscript(rscript, os), c(rscript_args, script), env, os)
 }
 
 # ---- Servers given by their URL --------------------------------------------
@@ -152,7 +159,7 @@ cfg_url_keys <- c(
   "cursor" = "url", "codex" = "url", "gemini" = "httpUrl"
 )
 
-cfg_url_config <- function(url, client, name, env, rscript, bridge) {
+cfg_url_config <- function(url, client, name, env, rscript, bridge, rscript_args = NULL) {
   url <- check_http_options(url, NULL, NULL)$url
   if (grepl("[[:space:]\"'\\\\]", url)) abort("`script` is a URL with spaces, quotes or backslashes in it; percent-encode them.")
   if (!is.null(bridge) && !is_flag(bridge)) abort("`bridge` must be NULL, TRUE or FALSE.")
@@ -169,10 +176,10 @@ cfg_url_config <- function(url, client, name, env, rscript, bridge) {
   os <- cfg_os()
   if (bridge) {
     code <- sprintf("mcpserver::mcp_bridge(\"%s\")", url)
-    return(cfg_new(client, name, cfg_rscript(rscript, os), c("-e", code), env, os))
+    return(cfg_new(client, name, cfg_rscript(rscript, os), c(rscript_args, "-e", code), env, os))
   }
-  if (!is.null(env) || !is.null(rscript)) {
-    abort("`env` and `rscript` are for commands: a client that reaches the URL itself starts nothing.")
+  if (!is.null(env) || !is.null(rscript) || !is.null(rscript_args)) {
+    abort("`env`, `rscript` and `rscript_args` are for commands: a client that reaches the URL itself starts nothing.")
   }
   cfg_new(client, name, NULL, NULL, NULL, os, url = url)
 }
@@ -194,8 +201,11 @@ cfg_url_name <- function(url) {
 #' @export
 mcp_client_install <- function(script, client = "claude-desktop", name = NULL,
                                env = NULL, rscript = NULL, path = NULL,
-                               overwrite = FALSE, bridge = NULL) {
-  config <- mcp_client_config(script, client, name = name, env = env, rscript = rscript, bridge = bridge)
+                               overwrite = FALSE, bridge = NULL, rscript_args = NULL) {
+  config <- mcp_client_config(script, client,
+    name = name, env = env, rscript = rscript, bridge = bridge,
+    rscript_args = rscript_args
+  )
   if (!isTRUE(overwrite) && !isFALSE(overwrite)) abort("`overwrite` must be TRUE or FALSE.")
   if (is.null(path)) {
     path <- config$path
@@ -386,6 +396,15 @@ cfg_default_name <- function(script) {
   name <- gsub("[^A-Za-z0-9_-]+", "-", server_name_for_script(script))
   name <- gsub("^-+|-+$", "", name)
   if (nzchar(name)) name else "r-mcp-server"
+}
+
+# Options for Rscript itself, before the script (`--no-init-file`, ...).
+cfg_rscript_args <- function(args) {
+  if (is.null(args) || (is.character(args) && length(args) == 0)) return(NULL)
+  if (!is.character(args) || anyNA(args) || !all(grepl("^--?[A-Za-z]", args))) {
+    abort("`rscript_args` must be NULL or a character vector of options for Rscript, such as \"--no-init-file\".")
+  }
+  unname(args)
 }
 
 cfg_env <- function(env) {

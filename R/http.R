@@ -9,10 +9,11 @@
 #' refused with 403, one with another `Host` with 421.
 #'
 #' To serve other machines, bind another `host` in [mcp_server()] and name
-#' the host names clients use in `allowed_hosts` (and the web origins that
-#' may call it, if any, in `allowed_origins`); the server refuses to start
-#' on a non-loopback address without them. Behind a reverse proxy that
-#' checks them itself, `"*"` switches a check off.
+#' the host names clients use in `allowed_hosts`; the server refuses to
+#' start on a non-loopback address without them. Web pages may then call it
+#' from the machine itself only, unless `allowed_origins` names their
+#' origins (clients that are not web pages send no `Origin`). Behind a
+#' reverse proxy that checks them itself, `"*"` switches a check off.
 #'
 #' With `bearer_tokens`, every request to the endpoint must carry
 #' `Authorization: Bearer <token>` with one of them; others get 401 with a
@@ -225,11 +226,26 @@ http_settings <- function(host, port, path, http) {
     abort("`path` must start with `/`, without query, fragment or spaces, e.g. \"/mcp\".")
   }
   if (!inherits(http, "mcpserver_http_options")) abort("`http` must be made with http_options().")
+  if (!is_loopback_host(host) && is.null(http$allowed_hosts)) {
+    abort(sprintf(paste(
+      "`host = \"%s\"` lets other machines reach the server, so it must know the names they reach",
+      "it by (a check that stops DNS rebinding): give them with",
+      "`http = http_options(allowed_hosts = \"mcp.example.com\")`, or `allowed_hosts = \"*\"` behind",
+      "a reverse proxy that checks the Host header itself. See ?http_options."
+    ), host))
+  }
   settings <- c(list(host = host, port = port, path = path), unclass(http))
   # A function is run as a hidden handler (see token_check_entry()): Rust
   # gets its registry index instead, added by mcp_server().
   if (is.function(settings$bearer_tokens)) settings$bearer_tokens <- NULL
   settings
+}
+
+# Addresses only this machine can reach. Any other host, a name included
+# (even one that resolves to 127.0.1.1), is reached by names the default
+# Host check does not know.
+is_loopback_host <- function(host) {
+  tolower(host) %in% c("localhost", "::1", "[::1]") || grepl("^127\\.[0-9]+\\.[0-9]+\\.[0-9]+$", host)
 }
 
 # The hidden handler that runs a token-checking function: its verdict as

@@ -50,7 +50,7 @@
 prompt_template <- function(fun, name = NULL, description = NULL, arguments = NULL, ...,
                    title = NULL, icons = NULL, meta = NULL, complete = list(),
                    timeout = NULL) {
-  check_dots_empty(..., what = "prompt_template()")
+  check_dots_empty(..., what = "prompt_template()", fun = prompt_template)
   if (is.null(name)) {
     fun_expr <- substitute(fun)
     if (is.symbol(fun_expr)) name <- as.character(fun_expr)

@@ -67,7 +67,7 @@
 resource <- function(uri, fun, name = NULL, description = NULL, mime_type = NULL, ...,
                      title = NULL, size = NULL, annotations = list(), icons = NULL,
                      meta = NULL, timeout = NULL) {
-  check_dots_empty(..., what = "resource()")
+  check_dots_empty(..., what = "resource()", fun = resource)
   if (!is_string(uri) || !grepl("^[A-Za-z][A-Za-z0-9+.-]*:", uri)) {
     abort("`uri` must be an absolute URI with a scheme, such as \"data://mtcars\".")
   }
@@ -106,7 +106,7 @@ resource <- function(uri, fun, name = NULL, description = NULL, mime_type = NULL
 resource_template <- function(uri_template, fun, name = NULL, description = NULL,
                               mime_type = NULL, ..., title = NULL, annotations = list(),
                               icons = NULL, meta = NULL, complete = list(), timeout = NULL) {
-  check_dots_empty(..., what = "resource_template()")
+  check_dots_empty(..., what = "resource_template()", fun = resource_template)
   if (!is_string(uri_template)) abort("`uri_template` must be a single string.")
   variables <- rust(uri_template_variables_(uri_template))
   if (!is.function(fun)) abort("`fun` must be a function taking the template's variables.")
@@ -190,8 +190,11 @@ mcp_resource_updated <- function(uri) {
 
 # --- internals --------------------------------------------------------------
 
-check_dots_empty <- function(..., what) {
-  if (...length() > 0) abort(sprintf("Options of `%s` must be named.", what))
+# Nothing may reach `...` of `fun` (named `what`): a misspelt option is
+# named, with the nearest valid one.
+check_dots_empty <- function(..., what, fun) {
+  if (...length() == 0) return(invisible())
+  check_options(as.list(substitute(list(...)))[-1], fun, what)
 }
 
 # Arguments of `fun` without a default (`...` aside): the ones a caller must give.

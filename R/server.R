@@ -74,7 +74,8 @@
 #'   tool definitions are accepted too.
 #' @param instructions Guidance for the model on using the server, sent to
 #'   clients of every revision, or `NULL`.
-#' @param ... Not used; named options go after it.
+#' @param ... Not used; named options go after it (a misspelt one is an
+#'   error naming the nearest option).
 #' @param name The server's name for clients (`serverInfo.name`). Defaults
 #'   to the name of the script that calls `mcp_server()` (or of its folder,
 #'   for a generic name such as `server.R`).
@@ -107,7 +108,9 @@
 #'   futures on the current [future::plan()]; when none is set (or it is
 #'   sequential), the server starts a multisession pool of `workers` R
 #'   processes (by default as many as there are cores, between 2 and 4) and
-#'   shuts it down when it stops. See `vignette("concurrency")`.
+#'   shuts it down when it stops. Tools without `concurrent = TRUE` never
+#'   run on workers: `workers` with none of them draws a warning at start.
+#'   See `vignette("concurrency")`.
 #' @param worker_queue How many concurrent calls may wait for a free worker.
 #'   A call beyond that is answered at once with a tool error saying the
 #'   server is busy.
@@ -118,7 +121,8 @@
 #' @param transport `"stdio"` (the default) or `"http"`.
 #' @param host For HTTP, the address to listen on. The default, 127.0.0.1,
 #'   accepts connections from this machine only; `"0.0.0.0"` listens on
-#'   every interface (and then needs `http_options(allowed_hosts = )`).
+#'   every interface (and then needs `http_options(allowed_hosts = )`: it
+#'   is an error without).
 #' @param port For HTTP, the port to listen on; 0 picks a free one (the
 #'   line on stderr tells which).
 #' @param path For HTTP, the endpoint's path.
@@ -127,7 +131,8 @@
 #' @param background For HTTP in an interactive session: `TRUE` to return at
 #'   once with a handle and serve while the console waits for your input,
 #'   running tools in this session (they see your global environment and
-#'   loaded data). See [mcp_background()].
+#'   loaded data). An error in a session that is not interactive (`Rscript`).
+#'   See [mcp_background()].
 #' @param resources Resources and resource templates to serve: one made
 #'   with [resource()] or [resource_template()], or a list of them. See
 #'   `vignette("resources-and-prompts")`. `list()` serves none yet, but
@@ -159,7 +164,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
     tools <- list()
   }
   if (...length() > 0) {
-    abort("Options of `mcp_server()` must be named: `name`, `version`, `title`, `timeout`, `max_message_size`, `request_state_key`, `request_state_store`, `workers`, `worker_queue`, `worker_grace`, `transport`, `host`, `port`, `path`, `http`, `background`, `resources` or `prompts`.")
+    check_options(match.call(expand.dots = FALSE)$..., mcp_server, "mcp_server()")
   }
   transport <- match.arg(transport)
   if (!is.null(instructions) && !is_string(instructions)) {
@@ -188,6 +193,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   )
   if (!is_flag(background)) abort("`background` must be TRUE or FALSE.")
   if (background) background_check(transport, tools)
+  workers_check(runnable, workers)
   raw <- if (transport == "http") {
     rust(server_start_http_(specs, options, settings))
   } else {

@@ -13,8 +13,10 @@
 #'   `arguments`).
 #' @param arguments A named list of [type helpers][tool-types], one per
 #'   argument of `fun` the client may supply. Each name must be an argument
-#'   of `fun` (unless `fun` takes `...`). [type_ignore()] entries are left
-#'   out of the schema. Or one helper for all of them: a [type_object()],
+#'   of `fun` (unless `fun` takes `...`), and every argument of `fun`
+#'   without a default must be declared (no client could give it otherwise,
+#'   so it is an error now rather than at every call). [type_ignore()]
+#'   entries are left out of the schema. Or one helper for all of them: a [type_object()],
 #'   or a [type_from_schema()] of a complete JSON Schema (2020-12) object
 #'   schema, sent to clients as it is (`$schema`, `$defs` and `$ref`,
 #'   `allOf`/`anyOf`/`oneOf`, `if`/`then`/`else`, ...) and checked in full
@@ -82,6 +84,7 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
                  task = c("forbidden", "optional", "required", "deferred"), concurrent = FALSE) {
   if (identical(task, c("forbidden", "optional", "required", "deferred"))) task <- "forbidden"
   if (!is_flag(concurrent)) abort("`concurrent` must be TRUE or FALSE.")
+  check_tool_dots(match.call(expand.dots = FALSE)$...)
   if (is.null(name)) {
     fun_expr <- substitute(fun)
     if (is.symbol(fun_expr)) name <- as.character(fun_expr)
@@ -95,7 +98,7 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
     } else if (identical(arguments$kind, "from_schema")) {
       input_schema <- arguments
       arguments <- list()
-      check_schema_arguments(input_schema, fun)
+      schema_names <- check_schema_arguments(input_schema, fun)
     } else {
       abort("`arguments` must be a named list of type helpers, a type_object() or a type_from_schema() object schema.")
     }
@@ -108,6 +111,9 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
     output_schema, title, icons, meta, timeout, convert, task,
     as.character(formals_of_fun)
   ))
+  # A type_from_schema() whose properties are not certain is not checked.
+  declared <- if (is.null(input_schema)) as.character(names(arguments)) else schema_names
+  if (!is.null(declared)) check_required_declared(fun, declared)
   if (!is.null(checked$warning)) warning(checked$warning, call. = FALSE)
   spec <- list(
     name = name,
@@ -129,6 +135,15 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
   tool_classes <- c("mcpserver_tool", "mcplite_tool")
   class(fun) <- unique(c(tool_classes, setdiff(class(fun), tool_classes)))
   fun
+}
+
+# A name in `...` close to an option of tool() is a misspelt option. Other
+# entries get the Rust check's message: argument schemas go in `arguments`
+# (ellmer's old `tool(fun, "...", x = type_number())` form lands here).
+check_tool_dots <- function(dots) {
+  given <- names(dots) %||% rep("", length(dots))
+  near <- vapply(given, function(g) nzchar(g) && !is.null(nearest_name(g, option_names(tool))), logical(1))
+  if (any(near)) check_options(dots[near], tool, "tool()")
 }
 
 is_tool <- function(x) is.function(x) && inherits(x, "mcpserver_tool")
@@ -193,11 +208,13 @@ tool_definition <- function(x, protocol_version = "2026-07-28", pretty = TRUE) {
 }
 
 # The top-level properties of a complete argument schema must be arguments
-# of `fun` (unless it takes `...`), as with a list of helpers.
+# of `fun` (unless it takes `...`), as with a list of helpers. Returns the
+# properties' names, or NULL when the schema does not make them certain.
 check_schema_arguments <- function(schema, fun) {
   names <- rust(input_schema_properties_(schema$schema))
   formals <- if (is.function(fun)) names(formals(args(fun) %||% fun))
-  if (is.null(formals) || "..." %in% formals) return(invisible())
+  if (length(names) == 0) names <- NULL
+  if (is.null(formals) || "..." %in% formals) return(names)
   unknown <- setdiff(names, formals)
   if (length(unknown) > 0) {
     abort(sprintf(
@@ -205,6 +222,25 @@ check_schema_arguments <- function(schema, fun) {
       paste0("`", unknown, "`", collapse = ", ")
     ))
   }
+  names
+}
+
+# An argument of `fun` without a default that `arguments` does not declare
+# could never be given by a client: every call would fail with "argument
+# is missing".
+check_required_declared <- function(fun, declared) {
+  needed <- setdiff(required_formals(fun), declared)
+  if (length(needed) == 0) return(invisible())
+  one <- length(needed) == 1
+  them <- if (one) "it" else "them"
+  abort(sprintf(paste(
+    "`fun` has %s %s without a default, which `arguments` does not declare: no client could give %s,",
+    "so every call would fail with `argument \"%s\" is missing`. Declare %s (e.g.",
+    "`arguments = list(%s = type_number())`, with %s type) or give %s a default."
+  ),
+    if (one) "argument" else "arguments", paste0("`", needed, "`", collapse = ", "), them,
+    needed[[1]], them, needed[[1]], if (one) "its" else "their", them
+  ))
 }
 
 as_tool <- function(x) {

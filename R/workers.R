@@ -30,14 +30,8 @@ worker_tick_ms <- 20L
 # The pool for one run of mcp_server(), or NULL when no tool is concurrent.
 # `limit` is the server's default time limit in seconds (or NULL).
 workers_start <- function(tools, workers, queue, limit, grace = 1) {
-  concurrent <- vapply(tools, function(t) isTRUE(tool_spec(t)$concurrent), logical(1))
+  concurrent <- concurrent_tools(tools)
   if (!any(concurrent)) return(NULL)
-  if (!requireNamespace("future", quietly = TRUE)) {
-    abort(paste(
-      "Tools with `concurrent = TRUE` run on the future package, which is not installed.",
-      "Install it (on Debian or Ubuntu: apt-get install r-cran-future) or drop `concurrent = TRUE`."
-    ))
-  }
   pool <- new.env(parent = emptyenv())
   pool$concurrent <- concurrent
   pool$limits <- lapply(tools, function(t) tool_spec(t)$timeout %||% limit)
@@ -61,6 +55,32 @@ workers_start <- function(tools, workers, queue, limit, grace = 1) {
   dir.create(pool$flags, showWarnings = FALSE)
   pool$calls <- 0L
   pool
+}
+
+concurrent_tools <- function(tools) {
+  vapply(tools, function(t) isTRUE(tool_spec(t)$concurrent), logical(1))
+}
+
+# Runs before the server starts serving: a server that stops after it has
+# answered `initialize` looks like a crash to its client. Concurrent tools
+# need future; `workers` without any would do nothing, silently.
+workers_check <- function(tools, workers) {
+  concurrent <- any(concurrent_tools(tools))
+  if (concurrent && !requireNamespace("future", quietly = TRUE)) {
+    abort(paste(
+      "Tools with `concurrent = TRUE` run on the future package, which is not installed.",
+      "Install it (on Debian or Ubuntu: apt-get install r-cran-future) or drop `concurrent = TRUE`."
+    ))
+  }
+  if (!concurrent && !is.null(workers)) {
+    # At once: under Rscript a plain warning would wait for the server to end.
+    warning(sprintf(paste(
+      "`workers = %s` has no effect: no tool is marked `concurrent = TRUE`, so every call runs",
+      "on the server's R thread, one at a time. Mark the tools whose calls may run in parallel",
+      "with `tool(..., concurrent = TRUE)` (see vignette(\"concurrency\")), or drop `workers`."
+    ), format(workers)), call. = FALSE, immediate. = TRUE)
+  }
+  invisible()
 }
 
 # Starts the pool's R processes and loads mcpserver in each now, so the

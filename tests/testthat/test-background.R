@@ -258,6 +258,26 @@ test_that("background = TRUE is checked", {
   expect_error(mcp_server(tools, transport = "http", background = NA), "`background` must be TRUE or FALSE")
 })
 
+test_that("background = TRUE under Rscript is refused before anything is served", {
+  # Before, it said "serving in the background", answered `initialize` and
+  # ended with the script.
+  script <- server_script(c(
+    "add <- function(x, y) x + y",
+    "srv <- mcp_server(tool(add, 'Add', arguments = list(x = type_number(), y = type_number())),",
+    "  transport = 'http', port = 0L, background = TRUE)",
+    "cat('the script went on\\n')"
+  ))
+  lib <- paste(.libPaths(), collapse = .Platform$path.sep)
+  out <- processx::run(file.path(R.home("bin"), "Rscript"), script,
+    env = c("current", R_LIBS = lib), error_on_status = FALSE, timeout = 60
+  )
+  expect_false(out$status == 0)
+  expect_match(out$stderr, "`background = TRUE` serves between the commands of an interactive R session", fixed = TRUE)
+  expect_match(out$stderr, "drop `background = TRUE`", fixed = TRUE)
+  expect_no_match(out$stderr, "in the background; stop with")
+  expect_no_match(out$stdout, "the script went on")
+})
+
 test_that("the console adds and removes tools of the background server", {
   session <- start_interactive_r()
   url <- start_background_server(session, paste(

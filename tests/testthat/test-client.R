@@ -273,9 +273,11 @@ test_that("resources, templates and prompts are listed, read and got, over stdio
       err <- tryCatch(mcp_get_prompt(client, "dialogue"), error = identity)
       expect_equal(err$code, -32602L)
 
-      completions <- mcp_complete(client, "name", "a", template = "datasets://{name}")
-      expect_equal(as.vector(completions), "airquality", info = info)
-      expect_equal(attr(completions, "total"), 1L)
+      # The values compare as a plain character vector; the counts come
+      # with `details = TRUE`.
+      expect_equal(mcp_complete(client, "name", "a", template = "datasets://{name}"), "airquality", info = info)
+      completions <- mcp_complete(client, "name", "a", template = "datasets://{name}", details = TRUE)
+      expect_equal(completions, list(values = "airquality", total = 1L, has_more = FALSE), info = info)
       # The other arguments already given reach the completion function.
       expect_equal(
         as.vector(mcp_complete(client, "arg1", "x", prompt = "test_prompt_with_arguments", context = list(arg2 = "!"))),
@@ -299,6 +301,97 @@ test_that("the resource and prompt helpers check their arguments", {
   # A prompt asking the user, with no `elicit`: a tool-like failure the
   # server reports.
   expect_error(mcp_get_prompt(client, "test_input_required_result_prompt"), class = "mcpserver_protocol_error")
+})
+
+test_that("mcp_call() sees a tool's progress reports and log messages", {
+  fit <- function(n = 3) {
+    for (i in seq_len(n)) {
+      mcp_progress(i, total = n, message = sprintf("model %d", i))
+      mcp_log("info", "fitted model ", i)
+      Sys.sleep(0.06) # reports closer than 50 ms apart are thinned
+    }
+    mcp_log("debug", "details")
+    "done"
+  }
+  tools <- list(tool(fit, "Fit models", arguments = list(n = type_integer(required = FALSE))))
+  for (version in c("2025-11-25", "2026-07-28")) {
+    client <- mcp_client(tools, protocol_version = version, log_level = "info")
+    # `n = 3` is the tool's, though R would match it to `name`.
+    result <- mcp_call(client, "fit", n = 3, progress = TRUE)
+    expect_equal(result$text, "done")
+    expect_equal(result$progress, data.frame(
+      progress = c(1, 2, 3), total = c(3, 3, 3), message = sprintf("model %d", 1:3)
+    ), info = version)
+    # "debug" is below the client's level.
+    expect_equal(result$logs, data.frame(
+      level = rep("info", 3), logger = rep("fit", 3), message = sprintf("fitted model %d", 1:3)
+    ), info = version)
+    expect_length(result$notifications, 6)
+    # Without a progress token the server sends no progress.
+    quiet <- mcp_call(client, "fit", n = 2)
+    expect_equal(nrow(quiet$progress), 0)
+    expect_equal(nrow(quiet$logs), 2)
+    mcp_close(client)
+  }
+  # A client without a log level gets no log messages.
+  client <- mcp_client(tools)
+  withr::defer(mcp_close(client))
+  expect_equal(nrow(mcp_call(client, "fit", n = 1, progress = TRUE)$logs), 0)
+  expect_error(mcp_client(tools, log_level = "loud"), "`log_level` must be NULL or one of")
+  expect_error(mcp_call(client, "fit", progress = "yes"), "`progress` must be TRUE or FALSE")
+})
+
+test_that("a line printed before mcp_server() is named, with the way out", {
+  script <- server_script(c(
+    "cat('Welcome to my project\\n')",
+    "mcp_server(tool(function() 'hi', 'Hi', name = 'hi'))"
+  ))
+  err <- tryCatch(mcp_client(script), error = identity)
+  expect_s3_class(err, "mcpserver_error")
+  expect_match(conditionMessage(err), "not a JSON-RPC message: Welcome to my project", fixed = TRUE)
+  expect_match(conditionMessage(err), "Troubleshooting", fixed = TRUE)
+  expect_match(conditionMessage(err), 'rscript_args = "--no-init-file"', fixed = TRUE)
+})
+
+test_that("rscript_args start R without the user's profile", {
+  # An R profile that prints, as an .Rprofile greeting would: without the
+  # option the protocol stream is corrupted, with it the server starts.
+  home <- withr::local_tempdir()
+  writeLines("cat('Hello from .Rprofile\\n')", file.path(home, ".Rprofile"))
+  script <- server_script("mcp_server(tool(function() 'hi', 'Hi', name = 'hi'))")
+  env <- c(R_PROFILE_USER = file.path(home, ".Rprofile"))
+  expect_error(mcp_client(script, env = env), "Hello from .Rprofile", fixed = TRUE)
+  client <- mcp_client(script, env = env, rscript_args = "--no-init-file")
+  withr::defer(mcp_close(client))
+  expect_equal(mcp_call(client, "hi")$text, "hi")
+  expect_error(mcp_client(script, rscript_args = "no-dash"), "`rscript_args` must be NULL or a character vector")
+})
+
+test_that("tool and prompt arguments that abbreviate mcp_call()'s own are the tool's", {
+  pick <- function(n, c = "none") paste(n, c)
+  about <- function(na) paste("About", na)
+  client <- mcp_client(list(
+    tool(pick, "Pick", arguments = list(n = type_integer(), c = type_string(required = FALSE)))
+  ))
+  withr::defer(mcp_close(client))
+  # R alone would bind `n` to `name` and `c` to `client`.
+  expect_equal(mcp_call(client, "pick", n = 2L)$text, "2 none")
+  expect_equal(mcp_call(client, "pick", c = "x", n = 1L)$text, "1 x")
+  expect_equal(mcp_call(client = client, name = "pick", n = 3L)$text, "3 none")
+  expect_equal(mcp_call(client, "pick", arguments = list(n = 4L))$text, "4 none")
+  expect_error(mcp_call(client, "pick", n = 1L, 5), "Tool arguments must be named")
+})
+
+test_that("a tool or prompt argument called `name` or `client` is the tool's", {
+  notebook <- function(name, client = "me") paste(name, "for", client)
+  client <- mcp_client(list(
+    tool(notebook, "Notebook", arguments = list(name = type_string(), client = type_string(required = FALSE)))
+  ))
+  withr::defer(mcp_close(client))
+  # Before, `name = "work"` took the tool name's place.
+  expect_equal(mcp_call(client, "notebook", name = "work")$text, "work for me")
+  expect_equal(mcp_call(client, "notebook", name = "work", client = "Ada")$text, "work for Ada")
+  expect_equal(mcp_call(client, name = "notebook", arguments = list(name = "x"))$text, "x for me")
 })
 
 test_that("a client tells whether a URL is this session's background server", {

@@ -102,6 +102,23 @@ test_that("claude-desktop: mcpServers JSON with absolute paths", {
   expect_equal(names(doc$mcpServers$cars), c("command", "args", "env"))
 })
 
+test_that("rscript_args go before the script: R starts without the user's profile", {
+  script <- clients_script("server.R")
+  config <- mcp_client_config(script, rscript_args = "--no-init-file")
+  expect_equal(config$args, c("--no-init-file", script))
+  expect_equal(clients_json(config$text)$mcpServers$mtcars$args, list("--no-init-file", script))
+  code <- mcp_client_config(script, "claude-code", rscript_args = "--no-init-file")$text
+  expect_match(code, paste("--no-init-file", script), fixed = TRUE)
+  bridge <- mcp_client_config("http://127.0.0.1:8000/mcp", "claude-desktop", rscript_args = "--no-init-file")
+  expect_equal(bridge$args[1:2], c("--no-init-file", "-e"))
+  expect_error(mcp_client_config("http://127.0.0.1:8000/mcp", "claude-code", rscript_args = "--no-init-file"),
+    "are for commands")
+  expect_error(mcp_client_config(script, rscript_args = NA), "`rscript_args` must be NULL")
+  config <- file.path(withr::local_tempdir(), "claude_desktop_config.json")
+  clients_install(script, "claude-desktop", path = config, rscript_args = "--no-init-file")
+  expect_equal(clients_read(config)$mcpServers$mtcars$args, list("--no-init-file", script))
+})
+
 test_that("vscode and positron: servers with type stdio", {
   script <- clients_script("server.R")
   for (client in c("vscode", "positron")) {
@@ -638,7 +655,7 @@ test_that("a URL gives clients that only start commands the bridge", {
 test_that("URL entries are checked and installed like any other", {
   url <- "http://127.0.0.1:8000/mcp"
   expect_error(mcp_client_config(url, "claude-desktop", bridge = FALSE), "starts servers as commands only")
-  expect_error(mcp_client_config(url, "cursor", env = c(A = "1")), "`env` and `rscript` are for commands")
+  expect_error(mcp_client_config(url, "cursor", env = c(A = "1")), "`env`, `rscript` and `rscript_args` are for commands")
   expect_error(mcp_client_config(url, bridge = NA), "`bridge` must be NULL, TRUE or FALSE")
   expect_error(mcp_client_config("https://example.com/mcp"), "Only plain http:// URLs")
   expect_error(mcp_client_config("http://h/a\"b"), "percent-encode")

@@ -482,7 +482,32 @@ test_that("a port in use and a public address without an allow-list fail at star
   port <- sub("^.*:([0-9]+)/mcp$", "\\1", server$url)
   add <- tool(function(x) x, "Identity", name = "id", arguments = list(x = type_number()))
   expect_error(mcp_server(list(add), transport = "http", port = as.integer(port)), "could not serve HTTP")
-  expect_error(mcp_server(list(add), transport = "http", host = "0.0.0.0", port = 0), "not a loopback address")
+  # The error says how to name the hosts.
+  err <- expect_error(mcp_server(list(add), transport = "http", host = "0.0.0.0", port = 0), class = "mcpserver_error")
+  expect_match(conditionMessage(err), "`host = \"0.0.0.0\"` lets other machines reach the server", fixed = TRUE)
+  expect_match(conditionMessage(err), "http = http_options(allowed_hosts = \"mcp.example.com\")", fixed = TRUE)
+  expect_error(mcp_server(list(add), transport = "http", host = "myhost.example.org", port = 0), "allowed_hosts")
+})
+
+test_that("allowed_hosts alone serve a public address (the documented example)", {
+  skip_if_no_curl()
+  # vignette("http") shows this; before, it failed for want of origins.
+  server <- start_http_server(c(
+    "add <- tool(function(x) x, 'Identity', name = 'id', arguments = list(x = type_number()))",
+    "mcp_server(list(add), transport = 'http', host = '0.0.0.0', port = 0L,",
+    "  http = http_options(allowed_hosts = 'mcp.example.com', bearer_tokens = 'secret'))"
+  ))
+  url <- sub("//0\\.0\\.0\\.0:", "//127.0.0.1:", server$url)
+  list_tools <- list(jsonrpc = "2.0", id = 1, method = "tools/list", params = list(`_meta` = modern_meta()))
+  named <- c(Host = "mcp.example.com", Authorization = "Bearer secret", modern_headers("tools/list"))
+  reply <- curl_request(url, list_tools, headers = named)
+  expect_equal(reply$status, 200)
+  expect_equal(http_messages(reply)[[1]]$result$tools[[1]]$name, "id")
+  # A web page elsewhere is refused; one of the machine itself is served.
+  reply <- curl_request(url, list_tools, headers = c(named, Origin = "https://evil.example.com"))
+  expect_equal(reply$status, 403)
+  reply <- curl_request(url, list_tools, headers = c(named, Origin = "http://localhost:6274"))
+  expect_equal(reply$status, 200)
 })
 
 test_that("HTTP sessions and listen streams hear of list changes and resource updates", {

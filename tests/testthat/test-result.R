@@ -149,6 +149,29 @@ test_that("a server sends a hand-built mcplite result and an empty-properties sc
   expect_log_valid(client)
 })
 
+test_that("a value JSON cannot hold says where it sits and what to return instead", {
+  skip_on_cran()
+  client <- mcp_client(list(
+    tool(function() lm(mpg ~ hp, mtcars), "A whole model", name = "fit"),
+    tool(function() list(n = 32, model = lm(mpg ~ hp, mtcars)), "A model inside", name = "nested"),
+    tool(function() list(f = mean), "A function", name = "fun")
+  ))
+  withr::defer(mcp_close(client))
+  whole <- mcp_call(client, "fit")
+  expect_true(whole$is_error)
+  expect_match(whole$text, "cannot convert a call to JSON (at `$call`)", fixed = TRUE)
+  expect_match(whole$text, "The tool returned an object of class `lm`", fixed = TRUE)
+  expect_match(whole$text, "`coef(fit)`, `broom::tidy(fit)`", fixed = TRUE)
+  expect_match(whole$text, "capture.output(summary(fit))", fixed = TRUE)
+  nested <- mcp_call(client, "nested")
+  expect_match(nested$text, "(at `$model$call`)", fixed = TRUE)
+  expect_match(nested$text, "holds an object of class `lm` at `$model`", fixed = TRUE)
+  # No class, no model advice.
+  fun <- mcp_call(client, "fun")
+  expect_match(fun$text, "cannot convert a function to JSON (at `$f`)", fixed = TRUE)
+  expect_no_match(fun$text, "coef")
+})
+
 # --- Structured results follow their output schema --------------------------
 
 # The structured content a tool with `output_schema` sends for `value`, as

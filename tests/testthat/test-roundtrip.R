@@ -88,7 +88,7 @@ test_that("declared types shape arguments, and they map back", {
   # Back to JSON: the same values (length-1 vectors become scalars, as in jsonlite).
   expect_identical(encode(args$nums), "[1,2.5,null]")
   expect_identical(encode(args$obj), '{"x":1,"tags":"t","extra":[1]}')
-  untyped <- tool(f, "d", arguments = list(nums = type_array(type_number())), convert = FALSE)
+  untyped <- tool(function(nums) NULL, "d", name = "f", arguments = list(nums = type_array(type_number())), convert = FALSE)
   args <- mcpserver:::arguments_for_test_(list(attr(untyped, "mcpserver_tool")), 1L, '{"nums":[1,2]}')
   expect_identical(args$nums, list(1L, 2L))
 })

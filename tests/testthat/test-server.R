@@ -466,6 +466,24 @@ test_that("a forked child's copy of the server never waits for the client", {
   expect_log_valid(client)
 })
 
+test_that("a misspelt option is named, with the nearest valid one", {
+  add <- tool(function(x) x, "Identity", name = "id", arguments = list(x = type_number()))
+  # Before: "Options of `mcp_server()` must be named: ...", for a named option.
+  expect_error(mcp_server(list(add), timeot = 5),
+    "`mcp_server()` has no option `timeot`; did you mean `timeout`?", fixed = TRUE)
+  expect_error(mcp_server(list(add), work = 2),
+    "`mcp_server()` has no option `work`; did you mean `workers`?", fixed = TRUE)
+  expect_error(mcp_server(list(add), colour = "red"), "`mcp_server()` has no option `colour`", fixed = TRUE)
+  # Nothing is evaluated to say so.
+  expect_error(mcp_server(list(add), timeot = stop("evaluated")), "did you mean `timeout`")
+  # Unnamed extras are refused, listing the options.
+  expect_error(mcp_server(list(add), NULL, 5), "Options of `mcp_server()` must be named: `name`, `version`", fixed = TRUE)
+  expect_error(resource("data://x", "x", timout = 1),
+    "`resource()` has no option `timout`; did you mean `timeout`?", fixed = TRUE)
+  expect_error(prompt_template(function() "x", name = "p", descripton = "d"),
+    "`prompt_template()` has no option `descripton`; did you mean `description`?", fixed = TRUE)
+})
+
 test_that("a tool that calls quit() gets its call answered, and says so on stderr", {
   script <- server_script(c(
     "bye <- function() { quit(save = 'no', status = 0); 'not reached' }",

@@ -1,4 +1,6 @@
-add <- function(x, y) x + y
+# Defaults, so that tests of other checks may leave the arguments
+# undeclared (an argument without one must be declared).
+add <- function(x = 0, y = 0) x + y
 definition <- function(t, rev = "2025-11-25") {
   jsonlite::fromJSON(unclass(tool_definition(t, rev, pretty = FALSE)), simplifyVector = FALSE)
 }
@@ -87,11 +89,48 @@ test_that("tool() checks its arguments in mcplite's order", {
 
 test_that("declared arguments must be arguments of the function", {
   expect_error(tool(add, "d", arguments = list(z = type_number())), "`z`, which is not an argument of `fun`")
-  dots <- function(value, ...) value
+  dots <- function(value = NULL, ...) value
   expect_silent(tool(dots, "d", arguments = list(other = type_number())))
   # R would bind `val` to `value` by partial matching: refused.
   expect_error(tool(dots, "d", arguments = list(val = type_number())), "partial matching")
   expect_silent(tool(add, "d", arguments = list(x = type_number(), z = type_ignore())))
+})
+
+test_that("an argument without a default must be declared, or no call could work", {
+  # Before, this was accepted and every call failed with
+  # `argument "x" is missing, with no default`.
+  err <- expect_error(
+    tool(function(x, y = 1) x + y, "f", arguments = list(y = type_number(required = FALSE)), name = "f"),
+    class = "mcpserver_error"
+  )
+  expect_match(conditionMessage(err), "`fun` has argument `x` without a default, which `arguments` does not declare", fixed = TRUE)
+  expect_match(conditionMessage(err), 'argument "x" is missing', fixed = TRUE)
+  sum2 <- function(x, y) x + y
+  expect_error(tool(sum2, "Add"), "arguments `x`, `y` without a default")
+  # Declared (as optional too: the function may test missing()), ignored,
+  # or given a default: accepted.
+  expect_silent(tool(function(x, y = 1) x + y, "f", name = "f", arguments = list(x = type_number())))
+  expect_silent(tool(function(x) if (missing(x)) 0 else x, "f", name = "f",
+    arguments = list(x = type_number(required = FALSE))))
+  expect_silent(tool(function(x) 1, "f", name = "f", arguments = list(x = type_ignore())))
+  expect_silent(tool(function(...) 1, "f", name = "f"))
+  expect_error(tool(function(x, ...) x, "f", name = "f", arguments = list(y = type_number())), "argument `x` without a default")
+  expect_silent(tool(function(x, y) x + y, "f", name = "f",
+    arguments = type_object(x = type_number(), y = type_number()), convert = FALSE))
+  # A complete schema declares its properties; where they are not certain
+  # (no top-level properties), nothing is refused.
+  schema <- '{"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]}'
+  expect_silent(tool(function(x) x, "f", name = "f", arguments = type_from_schema(schema)))
+  expect_error(tool(function(x, y) x, "f", name = "f", arguments = type_from_schema(schema)), "argument `y` without a default")
+  open_schema <- '{"type": "object", "anyOf": [{"properties": {"x": {"type": "number"}}}, {"properties": {"y": {"type": "string"}}}]}'
+  expect_silent(tool(function(x, y) x, "f", name = "f", arguments = type_from_schema(open_schema)))
+})
+
+test_that("a misspelt option of tool() is named, with the nearest one", {
+  expect_error(tool(add, "d", arguments = list(x = type_number(), y = type_number()), timout = 5),
+    "`tool()` has no option `timout`; did you mean `timeout`?", fixed = TRUE)
+  expect_error(tool(add, "d", argumnts = list(x = type_number())),
+    "`tool()` has no option `argumnts`; did you mean `arguments`?", fixed = TRUE)
 })
 
 test_that("annotations are checked when the tool is defined", {

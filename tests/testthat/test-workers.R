@@ -491,3 +491,51 @@ test_that("worker_grace is checked", {
   expect_error(mcp_server(list(), worker_grace = -1), "`worker_grace` must be a number of seconds")
   expect_error(mcp_server(list(), worker_grace = NA), "`worker_grace` must be a number of seconds")
 })
+
+test_that("workers without a concurrent tool are never a silent no-op", {
+  script <- server_script(c(
+    "nap <- function() { Sys.sleep(0.1); 'rested' }",
+    "mcp_server(list(tool(nap, 'Naps')), workers = 4)"
+  ))
+  client <- mcp_client(script)
+  withr::defer(mcp_close(client))
+  # Said at start, on stderr (at once: not when the server ends).
+  expect_equal(mcp_call(client, "nap")$text, "rested")
+  said <- client$process$stderr()
+  expect_match(said, "`workers = 4` has no effect: no tool is marked `concurrent = TRUE`", fixed = TRUE)
+  expect_match(said, "tool(..., concurrent = TRUE)", fixed = TRUE)
+  expect_warning(mcpserver:::workers_check(list(tool(function() 1, "x", name = "x")), 2), "has no effect")
+  expect_silent(mcpserver:::workers_check(list(tool(function() 1, "x", name = "x")), NULL))
+})
+
+test_that("concurrent tools without future are refused before the server answers anything", {
+  # A library path without future: only where mcpserver is installed.
+  lib <- dirname(find.package("mcpserver"))
+  skip_if(file.exists(file.path(lib, "future")), "future is installed next to mcpserver")
+  empty <- withr::local_tempdir()
+  # The trace says whether the server started serving at all (before, it
+  # started, and a fast client had `initialize` answered).
+  script <- server_script(c(
+    "invisible(trace('server_start_', quote(cat('SERVING STARTED\\n', file = stderr())), where = asNamespace('mcpserver'), print = FALSE))",
+    "mcp_server(list(tool(function() 1, 'One', name = 'one', concurrent = TRUE)))"
+  ))
+  proc <- processx::process$new(
+    file.path(R.home("bin"), "Rscript"), script,
+    stdin = "|", stdout = "|", stderr = "|",
+    env = c("current", R_LIBS = lib, R_LIBS_SITE = empty, R_LIBS_USER = empty)
+  )
+  withr::defer(if (proc$is_alive()) proc$kill())
+  proc$write_input(paste0(jsonlite::toJSON(list(
+    jsonrpc = "2.0", id = 0, method = "initialize",
+    params = list(protocolVersion = "2025-11-25", capabilities = setNames(list(), character()),
+      clientInfo = list(name = "testthat", version = "1"))
+  ), auto_unbox = TRUE), "\n"))
+  proc$wait(30000)
+  expect_false(proc$is_alive())
+  expect_false(proc$get_exit_status() == 0)
+  # Before, `initialize` was answered first and only then did it exit.
+  expect_equal(proc$read_all_output(), "")
+  said <- proc$read_all_error()
+  expect_match(said, "the future package, which is not installed", fixed = TRUE)
+  expect_no_match(said, "SERVING STARTED")
+})

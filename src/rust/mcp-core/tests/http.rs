@@ -1473,6 +1473,26 @@ fn bodies_in_codings_it_does_not_read_or_of_other_media_types_are_refused() {
 }
 
 #[test]
+fn allowed_hosts_alone_serve_a_public_address_with_loopback_origins() {
+    let h = start(Options {
+        host: "0.0.0.0".into(),
+        allowed_hosts: Some(Allowed::List(vec!["mcp.example.com".into()])),
+        ..options()
+    });
+    let address = SocketAddr::from(([127, 0, 0, 1], h.address.port()));
+    let init = initialize_request("2025-11-25", json!({}));
+    let named = ("Host", "mcp.example.com");
+    assert_eq!(post(address, &[named], &init).status, 200);
+    // Web pages: only those of the machine itself, unless origins are named.
+    let evil = ("Origin", "https://evil.example.com");
+    assert_eq!(post(address, &[named, evil], &init).status, 403);
+    let local = ("Origin", "http://localhost:3000");
+    assert_eq!(post(address, &[named, local], &init).status, 200);
+    // The loopback names are not among the allowed hosts.
+    assert_eq!(post(address, &[], &init).status, 421);
+}
+
+#[test]
 fn a_session_call_is_cancelled_by_notification_and_its_stream_ends_empty() {
     let h = start(options());
     let session = initialize(h.address, json!({}));

@@ -108,7 +108,7 @@ fn structured_failure(e: &to_json::MapError) -> String {
     if e.mismatch {
         format!("The structured result does not fit the tool's output schema: {e}.")
     } else {
-        format!("Failed to convert tool result to JSON: {e}")
+        unconvertible("Failed to convert tool result to JSON", e)
     }
 }
 
@@ -164,7 +164,28 @@ fn text_of(value: RValue) -> Result<String, String> {
             .collect();
         return Ok(parts.join("\n"));
     }
-    to_json::to_json(value).map_err(|e| format!("Failed to convert tool result to text: {e}"))
+    to_json::to_json(value).map_err(|e| unconvertible("Failed to convert tool result to text", &e))
+}
+
+/// A tool's value JSON cannot hold: where the bad part sits and, when it
+/// is (or is inside) a classed object such as a model fit, what to return
+/// instead, since the whole object is rarely what the client needs.
+fn unconvertible(what: &str, e: &to_json::MapError) -> String {
+    let mut message = format!("{what}: {e}");
+    if let Some((class, path)) = &e.object {
+        message.push('.');
+        let held = if path.is_empty() {
+            format!("The tool returned an object of class `{class}`")
+        } else {
+            format!("The tool's value holds an object of class `{class}` at `{path}`")
+        };
+        message.push_str(&format!(
+            " {held}, which JSON cannot hold whole: return the parts the client needs, such as \
+             `coef(fit)`, `broom::tidy(fit)` (a data frame), or the printed summary as text, \
+             `paste(capture.output(summary(fit)), collapse = \"\\n\")`."
+        ));
+    }
+    message
 }
 
 fn raw(json: String) -> Box<RawValue> {

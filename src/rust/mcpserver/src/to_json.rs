@@ -33,6 +33,10 @@ pub struct MapError {
     /// The value does not fit the output schema that directs it (rather
     /// than having no JSON form at all).
     pub mismatch: bool,
+    /// The innermost classed object (such as an `lm` fit) the value sits
+    /// in or is: its first class and its path. Such objects are what users
+    /// return whole when a part would do, so errors can say which parts.
+    pub object: Option<(String, String)>,
 }
 
 impl std::fmt::Display for MapError {
@@ -51,6 +55,7 @@ pub fn to_json(x: RValue) -> Result<String, MapError> {
     let mut w = Writer {
         out: String::new(),
         path: Vec::new(),
+        objects: Vec::new(),
     };
     w.value(x)?;
     Ok(w.out)
@@ -67,6 +72,7 @@ pub fn to_json_directed(x: RValue, plan: &Node) -> Result<String, MapError> {
     let mut w = Writer {
         out: String::new(),
         path: Vec::new(),
+        objects: Vec::new(),
     };
     w.directed_in(x, plan, Place::Root)?;
     Ok(w.out)
@@ -141,14 +147,22 @@ enum Segment {
 struct Writer {
     out: String,
     path: Vec<Segment>,
+    /// The classed lists being written, outermost first: the depth of the
+    /// path where each sits, and its first class.
+    objects: Vec<(usize, String)>,
 }
 
 impl Writer {
     fn error(&self, problem: String) -> MapError {
+        let object = self
+            .objects
+            .last()
+            .map(|(depth, class)| (class.clone(), self.path_text(*depth)));
         MapError {
             problem,
-            path: self.path_text(),
+            path: self.path_text(self.path.len()),
             mismatch: false,
+            object,
         }
     }
 
@@ -156,14 +170,16 @@ impl Writer {
     fn mismatch(&self, problem: String) -> MapError {
         MapError {
             problem,
-            path: self.path_text(),
+            path: self.path_text(self.path.len()),
             mismatch: true,
+            object: None,
         }
     }
 
-    fn path_text(&self) -> String {
+    /// The first `depth` segments of the path, as R would index them.
+    fn path_text(&self, depth: usize) -> String {
         let mut path = String::new();
-        for seg in &self.path {
+        for seg in &self.path[..depth] {
             match seg {
                 Segment::Name(n) => {
                     path.push('$');
@@ -175,6 +191,21 @@ impl Writer {
             }
         }
         path
+    }
+
+    /// Notes a classed value being written (popped once it is written).
+    fn enter_object(&mut self, x: RValue) -> bool {
+        let class = x.class();
+        match (class.kind() == SEXPTYPE::STRSXP && class.len() > 0)
+            .then(|| class.string(0))
+            .flatten()
+        {
+            Some(first) => {
+                self.objects.push((self.path.len(), first.into_owned()));
+                true
+            }
+            None => false,
+        }
     }
 
     /// Runs `write` with `segment` on the path.
@@ -540,7 +571,10 @@ impl Writer {
                 }
                 Ok(())
             }
-            _ => Err(self.error(format!("cannot convert {} to JSON", describe_object(x)))),
+            _ => {
+                self.enter_object(x);
+                Err(self.error(format!("cannot convert {} to JSON", describe_object(x))))
+            }
         }
     }
 
@@ -588,6 +622,15 @@ impl Writer {
         if x.inherits("POSIXlt") {
             return self.posixlt(x);
         }
+        let entered = self.enter_object(x);
+        let written = self.plain_list(x);
+        if entered {
+            self.objects.pop();
+        }
+        written
+    }
+
+    fn plain_list(&mut self, x: RValue) -> Result<(), MapError> {
         let names = x.names();
         if names.is_null() {
             self.out.push('[');

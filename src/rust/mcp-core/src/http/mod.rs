@@ -363,21 +363,27 @@ impl Drop for Listener {
     }
 }
 
+/// Hosts must be named on a non-loopback address, where clients reach the
+/// server by names of their own. Origins default to the loopback ones
+/// everywhere: pages of the machine itself may call it, other web pages
+/// only when named (requests without `Origin`, from no web page, pass).
 fn policy_for(options: &Options, address: SocketAddr) -> io::Result<Policy> {
-    let default = Policy::default_for(address.ip());
-    let hosts = options.allowed_hosts.clone().or_else(|| default.clone());
-    let origins = options.allowed_origins.clone().or(default);
-    match (hosts, origins) {
-        (Some(hosts), Some(origins)) => Ok(Policy {
+    let hosts = options
+        .allowed_hosts
+        .clone()
+        .or_else(|| Policy::default_for(address.ip()));
+    let origins = options.allowed_origins.clone().unwrap_or(Allowed::Loopback);
+    match hosts {
+        Some(hosts) => Ok(Policy {
             hosts,
             origins,
             tokens: options.bearer_tokens.clone(),
         }),
-        _ => Err(io::Error::new(
+        None => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
-                "serving on {} (not a loopback address) needs the host names and origins \
-                 clients use, or an explicit opt-out of the check",
+                "serving on {} (not a loopback address) needs the host names clients use, \
+                 or an explicit opt-out of the check",
                 address.ip()
             ),
         )),
