@@ -8,6 +8,14 @@
 #' dependencies are inlined into it, so it needs no network (hosts allow
 #' none unless `csp` asks for it).
 #'
+#' One exception: plotly charts load plotly.js from plotly's CDN
+#' (`https://cdn.plot.ly`, which the app then declares in its `csp`). The
+#' build R's plotly package installs compiles code from strings as it loads,
+#' which hosts forbid (no `csp` can allow it), so the app uses plotly.js's
+#' strict build of the same version, which does not. To serve it yourself,
+#' attach a copy of that build as an htmltools dependency named
+#' `"plotly-main"` of a higher version to the sample widget.
+#'
 #' The app receives the tool's result from the host. A tool whose function
 #' returns an htmlwidget (a plotly chart, a DT table, a leaflet map, ...) or
 #' an [app_result()] has it drawn by the app: the widget's data travels in
@@ -121,11 +129,11 @@ mcp_app <- function(ui = NULL, ..., uri = NULL, name = NULL, title = NULL, descr
   if (!is.null(prefers_border) && !is_flag(prefers_border)) {
     abort("`prefers_border` must be NULL, TRUE or FALSE.")
   }
+  document <- app_document(ui)
   ui_meta <- drop_null(list(
-    csp = app_csp(csp), permissions = app_permissions(permissions),
+    csp = with_origins(app_csp(csp), document$origins), permissions = app_permissions(permissions),
     domain = domain, prefersBorder = prefers_border
   ))
-  document <- app_document(ui)
   structure(
     list(
       uri = uri, name = name, title = title, description = description,
@@ -257,9 +265,9 @@ app_document <- function(ui) {
   if (inherits(ui, c("htmlwidget", "shiny.tag", "shiny.tag.list"))) {
     need_htmltools()
     rendered <- htmltools::renderTags(slot_views(ui))
-    deps <- rendered$dependencies
+    deps <- usable_dependencies(rendered$dependencies)
     parts <- list(head = paste0(inline_dependencies(deps), rendered$head), body = rendered$html, full = NULL)
-    return(assemble_document(parts, deps))
+    return(assemble_document(parts, rendered$dependencies, origins = remote_origins(deps)))
   }
   if (inherits(ui, "html") || (is_string(ui) && grepl("<", ui, fixed = TRUE))) {
     return(assemble_document(html_parts(paste(ui, collapse = "\n")), list()))
@@ -288,7 +296,9 @@ htmlwidgets_runtime <- function() {
 # widgets, such as plotly, add theirs while they are rendered).
 slot_views <- function(x) {
   if (inherits(x, "htmlwidget")) {
-    deps <- htmltools::renderTags(x)$dependencies
+    # A sample drawn only for its dependencies: what it says about its own
+    # (often empty) data is noise.
+    deps <- suppressMessages(suppressWarnings(htmltools::renderTags(x)$dependencies))
     return(htmltools::attachDependencies(htmltools::tags$div(class = "mcpserver-view"), deps))
   }
   if (inherits(x, "shiny.tag")) {
@@ -310,7 +320,9 @@ html_parts <- function(text) {
   list(head = "", body = text, full = NULL)
 }
 
-assemble_document <- function(parts, deps, generic = FALSE) {
+# `deps` are the dependencies the page has (so results need not bring them),
+# `origins` those its remote ones load from.
+assemble_document <- function(parts, deps, generic = FALSE, origins = character()) {
   inlined <- unique(vapply(deps, function(d) d$name, character(1)))
   options <- list(name = "mcpserver app", version = as.character(utils::packageVersion("mcpserver")), generic = generic, inlined = I(inlined))
   runtime <- paste0(
@@ -327,7 +339,7 @@ assemble_document <- function(parts, deps, generic = FALSE) {
     inject_head(parts$full, paste0("<meta charset=\"utf-8\">\n", runtime))
   }
   Encoding(html) <- "UTF-8"
-  list(html = html, inlined = inlined)
+  list(html = html, inlined = inlined, origins = origins)
 }
 
 # Puts `block` first in the document's head (making one if it has none).
@@ -365,13 +377,62 @@ escape_inline_style <- function(css) gsub("</(style)", "<\\\\/\\1", css, ignore.
 
 # --- dependencies -------------------------------------------------------------
 
+plotly_cdn <- "https://cdn.plot.ly"
+
+# The dependencies an app page uses for `deps`. Two of plotly's cannot work
+# there as R installs them: plotly.js's full build compiles code from
+# strings when it loads (`new Function`), which hosts forbid (the
+# extension's CSP has no way to allow 'unsafe-eval'), so its strict build
+# of the same version, which does not, is loaded from plotly's CDN (whose
+# origin the app then declares); and the typedarray polyfill, for browsers
+# without typed arrays, only throws in browsers that have them.
+usable_dependencies <- function(deps) {
+  usable <- lapply(deps, function(dep) {
+    scripts <- unlist(dependency_scripts(dep))
+    if (identical(dep$name, "typedarray") && any(basename(scripts) == "typedarray.min.js")) return(NULL)
+    if (identical(dep$name, "plotly-main") && !is.null(dep$src$file) &&
+        any(basename(scripts) %in% c("plotly-latest.min.js", "plotly.min.js"))) {
+      return(htmltools::htmlDependency("plotly-main", dep$version,
+        src = c(href = plotly_cdn), script = sprintf("plotly-strict-%s.min.js", dep$version)
+      ))
+    }
+    dep
+  })
+  Filter(Negate(is.null), usable)
+}
+
+is_remote <- function(dep) is.null(dep$src$file) && !is.null(dep$src$href)
+
+# The URLs of `files` (none for none: paste0() would make one of the folder).
+remote_url <- function(dep, files) {
+  if (length(files) == 0) return(character())
+  paste0(sub("/+$", "", dep$src$href), "/", files)
+}
+
+# The origins the remote dependencies load from.
+remote_origins <- function(deps) {
+  hrefs <- unlist(lapply(Filter(is_remote, deps), function(d) d$src$href))
+  unique(sub("^([a-z][a-z0-9+.-]*://[^/]+).*$", "\\1", hrefs, ignore.case = TRUE))
+}
+
+# A CSP (wire form) that also allows scripts and styles from `origins`.
+with_origins <- function(csp, origins) {
+  if (length(origins) == 0) return(csp)
+  csp <- csp %||% list()
+  csp$resourceDomains <- I(unique(c(unclass(csp$resourceDomains), origins)))
+  csp
+}
+
 # The folder of a dependency's files, or an error for one only on the web
 # (a self-contained app cannot load it; a CSP could allow its origin, but
 # then it is not an R dependency to inline).
 dependency_dir <- function(dep) {
   dir <- dep$src$file
   if (is.null(dir)) {
-    abort(sprintf("The dependency \"%s\" has no local files to inline (only %s).", dep$name, dep$src$href %||% "a URL"))
+    abort(sprintf(
+      "The view needs \"%s\", which the app's page has not got and which cannot come with the result (it is loaded from %s): make the app with a sample of this widget, mcp_app(<widget>).",
+      dep$name, dep$src$href %||% "a URL"
+    ))
   }
   if (!is.null(dep$package)) dir <- system.file(dir, package = dep$package)
   dir
@@ -401,6 +462,15 @@ dependency_payload <- function(dep) {
 
 inline_dependencies <- function(deps) {
   parts <- lapply(deps, function(dep) {
+    if (is_remote(dep)) {
+      styles <- unlist(lapply(dep$stylesheet, function(s) if (is.list(s)) s$href else s))
+      scripts <- unlist(dependency_scripts(dep))
+      return(c(
+        sprintf("<!-- %s %s, from %s -->", dep$name, dep$version, dep$src$href),
+        sprintf("<link rel=\"stylesheet\" href=\"%s\">", remote_url(dep, styles)),
+        sprintf("<script src=\"%s\"></script>", remote_url(dep, scripts))
+      ))
+    }
     payload <- dependency_payload(dep)
     c(
       sprintf("<!-- %s %s -->", payload$name, payload$version),
@@ -582,6 +652,6 @@ view_payload <- function(view, inlined) {
   need_htmltools()
   if (is.character(view)) view <- htmltools::HTML(view)
   rendered <- htmltools::renderTags(view)
-  missing <- Filter(function(d) !d$name %in% inlined, rendered$dependencies)
+  missing <- Filter(function(d) !d$name %in% inlined, usable_dependencies(rendered$dependencies))
   list(html = as.character(rendered$html), dependencies = I(lapply(missing, dependency_payload)))
 }

@@ -11,9 +11,10 @@ ext_schema <- function(name) {
   path <- test_path("schemas", "ext-apps", "schema.json")
   if (!file.exists(path)) stop("the extension's schema is missing: ", path, call. = FALSE)
   doc <- jsonlite::fromJSON(path, simplifyVector = FALSE)
-  stopifnot(!is.null(doc[["$defs"]][[name]]))
-  root <- list(`$schema` = doc[["$schema"]], `$ref` = paste0("#/$defs/", name), `$defs` = doc[["$defs"]])
-  as.character(jsonlite::toJSON(root, auto_unbox = TRUE, null = "null", digits = NA))
+  # Each definition is a schema of its own (with its own `$schema` and `$defs`).
+  definition <- doc[["$defs"]][[name]]
+  stopifnot(!is.null(definition))
+  as.character(jsonlite::toJSON(definition, auto_unbox = TRUE, null = "null", digits = NA))
 }
 
 expect_ext_valid <- function(name, value) {
@@ -96,6 +97,28 @@ test_that("an htmlwidget app inlines the widget's scripts and styles, not its sa
   expect_false(grepl("url(\"../images/", html, fixed = TRUE))
   expect_match(html, "url(\"data:image/png;base64,", fixed = TRUE)
   expect_match(format(app)[1], "<mcpserver_app> ui://<tool name>/app.html, [0-9.]+ kB")
+})
+
+test_that("plotly charts load plotly.js's strict build from its CDN, declared in the app's CSP", {
+  skip_if_not_installed("plotly")
+  app <- mcp_app(plotly::plot_ly(), csp = list(connect_domains = "https://api.example.com"))
+  version <- Filter(function(d) d$name == "plotly-main", suppressWarnings(suppressMessages(
+    htmltools::renderTags(plotly::plot_ly())$dependencies
+  )))[[1]]$version
+  html <- app$html
+  expect_match(html, sprintf("<script src=\"https://cdn.plot.ly/plotly-strict-%s.min.js\"></script>", version), fixed = TRUE)
+  # plotly.js has no stylesheet: nothing else is asked of the CDN.
+  expect_identical(lengths(regmatches(html, gregexpr("(src|href)=\"https://cdn\\.plot\\.ly", html))), 1L)
+  # The full build, which compiles code from strings, is not in the page;
+  # nor is the typedarray polyfill, which only throws in today's browsers.
+  expect_false(grepl("new Function", html, fixed = TRUE))
+  expect_false(grepl("GLOBAL.WebModule", html, fixed = TRUE))
+  expect_true(all(c("plotly-main", "typedarray", "plotly-binding") %in% app$inlined))
+  expect_identical(app$meta$ui$csp$connectDomains, I("https://api.example.com"))
+  expect_identical(unclass(app$meta$ui$csp$resourceDomains), "https://cdn.plot.ly")
+  expect_ext_valid("McpUiResourceMeta", app$meta$ui)
+  # A page without the chart's scripts cannot be sent them: the tool says what to do.
+  expect_error(mcpserver:::view_payload(plotly::plot_ly(x = 1:2, y = 1:2, type = "bar"), "htmlwidgets"), "mcp_app\\(<widget>\\)")
 })
 
 test_that("the generic page inlines the htmlwidgets runtime only", {
