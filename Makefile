@@ -3,13 +3,14 @@ R_LIB := .lib
 export MCPSERVER_KEEP_TARGET := 1
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-.PHONY: all deps install wrappers document demo test conformance check vendor bench clean
+.PHONY: all deps install-deps install wrappers document demo test conformance check vendor bench clean
 
 all: install
 
 ## Install R, the R packages the tests use, and check for Rust (and Node >= 20).
 deps:
 	@tools/install-deps.sh
+install-deps: deps
 
 ## Build and install the package into ./.lib (kept out of your library).
 install: deps
@@ -40,17 +41,19 @@ conformance: install
 	@python3 -m unittest tests/conformance/test_verdicts.py
 	@R_LIB=$(R_LIB) tools/conformance.sh
 
-## R CMD build + R CMD check (no errors or warnings allowed).
-check: deps vendor
+## R CMD build, then R CMD check --as-cran of the tarball as CRAN runs it
+## (no errors or warnings allowed). See tools/check.sh.
+check: deps
 	@tools/check.sh
 
 ## Benchmarks against the official Python and TypeScript SDK servers; rewrites bench/README.md.
 bench: deps
 	@bench/run.sh
 
-## Vendor the Rust dependencies into src/rust/vendor.tar.xz (for release tarballs).
+## Vendor the Rust crates of Cargo.lock into src/rust/vendor.tar.xz (committed;
+## rerun after changing Cargo.lock, `make test` checks it). Needs the network.
 vendor:
 	@tools/vendor.sh
 
 clean:
-	rm -rf $(R_LIB) .cache src/rust/target src/rust/vendor.tar.xz src/rust/vendor-config.toml mcpserver.Rcheck mcpserver_*.tar.gz
+	rm -rf $(R_LIB) .cache src/rust/target src/vendor src/.cargo mcpserver.Rcheck mcpserver_*.tar.gz

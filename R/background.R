@@ -2,19 +2,36 @@
 #'
 #' `mcp_server(tools, transport = "http", background = TRUE)` starts an HTTP
 #' server and returns at once with a handle, of class `mcp_background`. The
-#' tools run in your session, on R's main thread, between your commands:
-#' whenever the console waits for input, queued tool calls run, so the tools
-#' see your global environment, your loaded packages and data, and what you
-#' change in them. An assistant can then work with the data you are working
-#' on (point it at the URL, or, for clients that only start commands, at
-#' [mcp_bridge()]; [mcp_client_config()] writes either).
+#' tools run in your session, on R's main thread, between your commands, so
+#' they see your global environment, your loaded packages and data, and what
+#' you change in them. An assistant can then work with the data you are
+#' working on (point it at the URL, or, for clients that only start
+#' commands, at [mcp_bridge()]; [mcp_client_config()] writes either).
 #'
-#' While R is busy with a command of yours, calls wait (the server keeps
-#' answering `ping`, `tools/list` and the like, and takes new calls); they
-#' run once the console is idle again. A running call is cancelled or timed
-#' out as in the foreground server (R's interrupt); Ctrl-C while a tool runs
-#' ends that call with an error and serving goes on. Progress, logs,
-#' [mcp_elicit()] and the other helpers work as usual.
+#' A call runs only when the console waits at its prompt for your next
+#' command, with no command of yours running: within about 50 ms of the
+#' prompt appearing, one call after another. While a command runs, calls
+#' wait, even when the command itself waits: during `Sys.sleep()`,
+#' `readline()`, `menu()`, a `browser()` prompt, a script run by
+#' `source()` or a Shiny app, nothing runs (the server keeps answering
+#' `ping`, `tools/list` and the like, and takes new calls), so a tool never
+#' sees the state of a command half done. Each line you type or paste is a
+#' command of its own: calls may run between two lines of a pasted block,
+#' but never inside one. A tool that waits in turn (`Sys.sleep()` in the
+#' tool) never lets another call start inside it. A running call is
+#' cancelled or timed out as in the foreground server (R's interrupt);
+#' Ctrl-C while a tool runs ends that call with an error and serving goes
+#' on. Progress, logs, [mcp_elicit()] and the other helpers work as usual.
+#'
+#' [mcp_client()] can test the server from the same session: while it waits
+#' for an answer from this session's own background server, it runs the
+#' calls that server has queued (from any client) itself, since the console
+#' is busy with its command. A tool that asks for input that way
+#' ([mcp_elicit()], [mcp_sample()], [mcp_roots()]) fails at once, as the
+#' waiting client cannot answer, except with `protocol_version =
+#' "2026-07-28"`, whose `input_required` rounds the client answers. To test
+#' such tools before that revision, serve them from another R process (see
+#' "Testing HTTP servers from R" in `vignette("http")`).
 #'
 #' Background serving relies on R's event loop, which runs when an
 #' interactive session waits for input (the R console, RStudio, Positron, a
@@ -23,12 +40,12 @@
 #' server serves in the background per session.
 #'
 #' Tools marked `concurrent = TRUE` run in worker processes as in the
-#' foreground (see `vignette("concurrency")`), so they neither see your
-#' session's data nor wait for the console: their calls are handed over,
-#' and their results collected, whenever the console waits for input
-#' (every 50 ms while any runs). Without a [future::plan()] of your own,
-#' the server sets one with its pool of workers for as long as it serves,
-#' which futures you create meanwhile use too; `$stop()` restores yours.
+#' foreground (see `vignette("concurrency")`), so they do not see your
+#' session's data: their calls are handed over, and their results
+#' collected, when the console waits at its prompt as above (every 50 ms
+#' while any runs). Without a [future::plan()] of your own, the server sets
+#' one with its pool of workers for as long as it serves, which futures you
+#' create meanwhile use too; `$stop()` restores yours.
 #'
 #' @param x A handle returned by `mcp_server(background = TRUE)`.
 #' @param ... Not used.
@@ -99,13 +116,29 @@ background_stop <- function(state) {
 # Runs the calls queued for the background server, from R's event loop
 # (src/rust/mcpserver/src/background.rs calls it when woken). It never lets
 # an interrupt or error escape into the user's session.
-background_service <- function() {
+#
+# R's event loop also runs inside a command of the user's (Sys.sleep(),
+# readline(), a menu, a package waiting on a socket): calls run only when
+# the console waits at its prompt with no command running, that is, when no
+# R function is on the stack but this one. Otherwise it looks again a tick
+# later (it is woken only then: a command may pump events for long). A
+# `nested` service runs the calls at once: mcp_client() waits for an answer
+# from this session's own server (see R/client.R).
+background_service <- function(nested = FALSE) {
   state <- the$background
   if (is.null(state)) return(invisible())
+  if (!nested && !at_top_level()) {
+    background_wake_after_(background_tick_ms)
+    return(invisible())
+  }
   server <- state$server
   previous <- the$server
   the$server <- server
-  on.exit(the$server <- previous)
+  server$serving_nested(nested)
+  on.exit({
+    server$serving_nested(FALSE)
+    the$server <- previous
+  })
   repeat {
     job <- tryCatch(server$poll(0L), interrupt = function(e) NULL)
     if (is.null(job) || identical(job, "interrupted")) break
@@ -141,6 +174,12 @@ background_workers <- function(state) {
 }
 
 background_tick_ms <- 50
+
+# Whether the caller of this function's caller runs at the top level, from
+# the console's prompt: `sys.nframe()` counts every R function on the stack
+# (those of any command running below the event loop too), and here sees
+# this function and its caller only.
+at_top_level <- function() sys.nframe() <= 2L
 
 #' @rdname mcp_background
 #' @export

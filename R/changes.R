@@ -34,7 +34,7 @@
 #' R), both check their definitions and do nothing else.
 #'
 #' @param x What to add: one definition made with [tool()], [resource()],
-#'   [resource_template()] or [prompt()] (or an `ellmer` tool), or a list
+#'   [resource_template()] or [prompt_template()] (or an `ellmer` tool), or a list
 #'   of them. For `mcp_remove()`, definitions or a character vector of
 #'   tool names, prompt names, resource URIs and URI templates.
 #' @param server `NULL` for the server that is running (the one serving the
@@ -199,7 +199,7 @@ split_definitions <- function(x, what) {
   if (one(x)) x <- list(x)
   if (!is.list(x) || is.object(x) || length(x) == 0 || !all(vapply(x, one, logical(1)))) {
     abort(sprintf(
-      "`%s` must be a definition made with tool(), resource(), resource_template() or prompt(), or a list of them.",
+      "`%s` must be a definition made with tool(), resource(), resource_template() or prompt_template(), or a list of them.",
       what
     ))
   }
@@ -230,7 +230,7 @@ removal_targets <- function(x) {
     return(data.frame(kind = NA_character_, id = unique(x), stringsAsFactors = FALSE))
   }
   defs <- tryCatch(split_definitions(x, "x"), mcpserver_error = function(e) {
-    abort("`x` must be definitions made with tool(), resource(), resource_template() or prompt(), or a character vector of their names and URIs.")
+    abort("`x` must be definitions made with tool(), resource(), resource_template() or prompt_template(), or a character vector of their names and URIs.")
   })
   data.frame(
     kind = c(rep("tool", length(defs$tools)), rep("resource", length(defs$resources)), rep("prompt", length(defs$prompts))),

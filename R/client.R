@@ -34,7 +34,10 @@
 #' as a bearer token. An HTTP failure is raised as a protocol error with
 #' code -32000 and the HTTP status in `data$httpStatus` (or with the
 #' server's own JSON-RPC error, when it sent one). See [mcp_bridge()] for
-#' the details, which the two share.
+#' the details, which the two share. The URL of the server this session
+#' serves in the background (`srv$url` of [mcp_server()]`(background =
+#' TRUE)`) works too: while the client waits, it runs that server's calls
+#' (see [mcp_background]).
 #'
 #' @param server The path of a server script, or a tool made with [tool()],
 #'   or a list of tools, or the URL of a server's Streamable HTTP endpoint.
@@ -287,7 +290,7 @@ client_request <- function(client, method, params = NULL) {
 }
 
 client_receive <- function(client, waiting_for) {
-  line <- client$process$receive(client$timeout * 1000)
+  line <- client_wait(client)
   if (is.null(line)) {
     abort(sprintf("No answer to %s within %s seconds.", waiting_for, client$timeout))
   }
@@ -305,6 +308,44 @@ client_receive <- function(client, waiting_for) {
     abort(paste0("The server wrote a line that is not a JSON-RPC message: ", substr(line, 1, 200)))
   }
   msg
+}
+
+# The next line from the server. A client of this session's own background
+# server runs that server's calls while it waits: they need R's thread,
+# which is busy waiting here, so they would otherwise never run (see
+# `background_service()`).
+client_wait <- function(client) {
+  if (!serves_here(client)) return(client$process$receive(client$timeout * 1000))
+  deadline <- Sys.time() + client$timeout
+  repeat {
+    left <- as.numeric(difftime(deadline, Sys.time(), units = "secs"))
+    line <- client$process$receive_serving(max(left, 0) * 1000)
+    if (!(is.list(line) && isTRUE(line$serve))) return(line)
+    background_service(nested = TRUE)
+  }
+}
+
+# Whether `client` talks to the server this session serves in the
+# background: the same port, on this machine (as far as the URLs tell).
+serves_here <- function(client) {
+  if (is.null(client$url) || is.null(the$background)) return(FALSE)
+  same_endpoint(client$url, the$background$handle$url)
+}
+
+same_endpoint <- function(client_url, server_url) {
+  a <- url_endpoint(client_url)
+  b <- url_endpoint(server_url)
+  if (is.null(a) || is.null(b) || a$port != b$port) return(FALSE)
+  loopback <- function(host) host %in% c("localhost", "::1") || grepl("^127\\.", host)
+  a$host == b$host || (loopback(a$host) && (loopback(b$host) || b$host %in% c("0.0.0.0", "::")))
+}
+
+# Host (lower case, without IPv6 brackets) and port of an http:// URL.
+url_endpoint <- function(url) {
+  parts <- regmatches(url, regexec("^http://(\\[[^]/]*\\]|[^]/:?#]+)(:([0-9]+))?", url, ignore.case = TRUE))[[1]]
+  if (length(parts) == 0) return(NULL)
+  port <- if (nzchar(parts[[4]])) as.integer(parts[[4]]) else 80L
+  list(host = tolower(gsub("^\\[|\\]$", "", parts[[2]])), port = port)
 }
 
 # Notifications are kept for the caller; requests for input are answered
@@ -404,7 +445,7 @@ call_result <- function(result, notifications) {
 #' With a client made by [mcp_client()], these list and read a server's
 #' resources, list and get its prompts, and ask for completions of their
 #' arguments, as an MCP client would: for testthat tests of the
-#' [resource()], [resource_template()] and [prompt()] definitions a server
+#' [resource()], [resource_template()] and [prompt_template()] definitions a server
 #' serves. A prompt or read that asks for input on 2026-07-28 is answered
 #' with the client's `elicit`, `sample` and `roots` functions, as
 #' [mcp_call()] does. Protocol errors (an unknown URI or prompt, a missing
@@ -432,7 +473,7 @@ call_result <- function(result, notifications) {
 #' writeLines(c(
 #'   "library(mcpserver)",
 #'   "mcp_server(resources = resource('text://hello', 'Hello!'),",
-#'   "  prompts = prompt(function(topic) paste('Tell me about', topic),",
+#'   "  prompts = prompt_template(function(topic) paste('Tell me about', topic),",
 #'   "    name = 'about', description = 'Ask about a topic',",
 #'   "    complete = list(topic = function(value) grep(value, month.name, value = TRUE))))"
 #' ), path)

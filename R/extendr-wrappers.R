@@ -79,9 +79,23 @@ check_tool_result_ <- function(content, content_missing, structured_content, is_
 structured_text_ <- function(structured_content) .Call(wrap__structured_text_, structured_content)
 
 #' What the server would send for a tool that returned `value`, for tests:
-#' the `CallToolResult` of `revision` as JSON text.
+#' the `CallToolResult` of `revision` as JSON text. With `structured`, the
+#' value is structured content under a schema that leaves it open.
 #' @noRd
 result_json_for_test_ <- function(value, revision, structured) .Call(wrap__result_json_for_test_, value, revision, structured)
+
+#' What the server sends for `tool` (its definition as `tool()` stored
+#' it) when it returns `value`, for tests: the `CallToolResult` of
+#' `revision` as JSON text, or `list(error =)` with the message of the
+#' -32603 error a result breaking the output schema gets.
+#' @noRd
+tool_result_for_test_ <- function(spec, value, revision) .Call(wrap__tool_result_for_test_, spec, value, revision)
+
+#' The structured content `tool` (its definition as `tool()` stored it)
+#' sends when it returns `value`, as JSON text, before the output schema
+#' checks it; or the error that converting it raises. For tests.
+#' @noRd
+structured_json_for_test_ <- function(spec, value) .Call(wrap__structured_json_for_test_, spec, value)
 
 #' Starts serving on stdin/stdout. `specs` are the definitions `tool()`
 #' stored. Returns the server, or an error for R to raise.
@@ -220,6 +234,16 @@ McpClientProcess$alive <- function() .Call(wrap__McpClientProcess__alive, self)
 #'}
 #'}
 #'
+#'\subsection{Method `receive_serving`}{
+#'As `receive()`, for a client of this session's own background
+#'server: returns `list(serve = TRUE)` as soon as that server has
+#'calls for R to run, which R does before it waits again (the calls
+#'need R's thread, which is waiting here).
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
 #'\subsection{Method `stderr`}{
 #'What went wrong lately without an answer to show it (the HTTP
 #'side's counterpart of a process's stderr).
@@ -261,6 +285,8 @@ McpClientHttp <- new.env(parent = emptyenv())
 McpClientHttp$send <- function(line) .Call(wrap__McpClientHttp__send, self, line)
 
 McpClientHttp$receive <- function(timeout_ms) .Call(wrap__McpClientHttp__receive, self, timeout_ms)
+
+McpClientHttp$receive_serving <- function(timeout_ms) .Call(wrap__McpClientHttp__receive_serving, self, timeout_ms)
 
 McpClientHttp$stderr <- function() .Call(wrap__McpClientHttp__stderr, self)
 
@@ -493,8 +519,31 @@ McpClientHttp$url <- function() .Call(wrap__McpClientHttp__url, self)
 #'}
 #'}
 #'
+#'\subsection{Method `serving_nested`}{
+#'Whether the calls R runs now were started by `mcp_client()` waiting
+#'for this server in the same session (R/client.R): such a call
+#'cannot wait for that client's answer to a question (it would wait
+#'for ever), so asking fails at once with the reason.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
 #'\subsection{Method `http_address`}{
 #'The address an HTTP server listens on, as `c(host, port)`, or `NULL`.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `exiting`}{
+#'The R process is ending while R's thread runs a call: its tool
+#'called `quit()` or `q()` (R runs this from an exit finalizer, see
+#'`R/server.R`). Rather than let the client see its connection close
+#'without a word, the call is answered with a tool error, and a line
+#'on stderr names the tool. Then serving stops: on stdio what is
+#'queued is delivered first (within the usual bound); over HTTP the
+#'answer gets a moment to leave before the process ends.
 #' \subsection{noRd}{
 #'
 #'}
@@ -555,7 +604,11 @@ McpServer$complete_timed_out <- function(job, seconds) .Call(wrap__McpServer__co
 
 McpServer$complete_cancelled <- function(job) .Call(wrap__McpServer__complete_cancelled, self, job)
 
+McpServer$serving_nested <- function(nested) .Call(wrap__McpServer__serving_nested, self, nested)
+
 McpServer$http_address <- function() .Call(wrap__McpServer__http_address, self)
+
+McpServer$exiting <- function() .Call(wrap__McpServer__exiting, self)
 
 McpServer$stop <- function() .Call(wrap__McpServer__stop, self)
 

@@ -1,4 +1,4 @@
-#' Define a prompt
+#' Define a prompt template
 #'
 #' Prompts are message templates a client offers its user (often as slash
 #' commands): an analysis recipe, a review checklist. The client fills in
@@ -40,17 +40,17 @@
 #'   sprintf("Explore the %s data set, focusing on %s. Start with str() and summary().",
 #'           dataset, focus)
 #' }
-#' prompt(explore, description = "Explore a data set step by step",
+#' prompt_template(explore, description = "Explore a data set step by step",
 #'   arguments = list(
 #'     dataset = prompt_argument("A data set of the datasets package"),
 #'     focus = "What to look at first"
 #'   )
 #' )
 #' @export
-prompt <- function(fun, name = NULL, description = NULL, arguments = NULL, ...,
+prompt_template <- function(fun, name = NULL, description = NULL, arguments = NULL, ...,
                    title = NULL, icons = NULL, meta = NULL, complete = list(),
                    timeout = NULL) {
-  check_dots_empty(..., what = "prompt()")
+  check_dots_empty(..., what = "prompt_template()")
   if (is.null(name)) {
     fun_expr <- substitute(fun)
     if (is.symbol(fun_expr)) name <- as.character(fun_expr)
@@ -69,7 +69,7 @@ prompt <- function(fun, name = NULL, description = NULL, arguments = NULL, ...,
   )
 }
 
-#' @rdname prompt
+#' @rdname prompt_template
 #' @param required Whether the client must give the argument; `NULL` to
 #'   decide from `fun` (required when it has no default).
 #' @export
@@ -82,7 +82,7 @@ prompt_argument <- function(description = NULL, required = NULL, title = NULL) {
   )
 }
 
-#' @rdname prompt
+#' @rdname prompt_template
 #' @param content A string or a content block.
 #' @param role `"user"` or `"assistant"`.
 #' @export

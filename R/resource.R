@@ -51,7 +51,7 @@
 #'   server's default.
 #' @return A resource definition, of class `mcpserver_resource`.
 #' @seealso [mcp_resource_updated()] to tell subscribed clients a resource
-#'   changed; [prompt()]; `vignette("resources-and-prompts")`.
+#'   changed; [prompt_template()]; `vignette("resources-and-prompts")`.
 #' @examples
 #' resource("data://mtcars", function() mtcars,
 #'   description = "Motor Trend car road tests (1974), one row per car"

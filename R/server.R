@@ -37,6 +37,12 @@
 #' the bound are then refused with an error, as are more than 64 open
 #' `subscriptions/listen` streams.
 #'
+#' When stdin ends, every request already read is answered and the server
+#' returns once the client has read the answers, waiting at most 5 seconds
+#' for that (calls still queued behind answers the client does not read are
+#' dropped unrun then): a client that closes stdin and never reads its end
+#' cannot keep the server alive.
+#'
 #' If the client closes the server's stdout, calls still queued are dropped
 #' unrun, the running one is interrupted and the server returns at once. If
 #' stdin ends while a tool waits for the user's answer, `mcp_elicit()` raises
@@ -44,6 +50,10 @@
 #' as `parallel::mcparallel()`) do not inherit the protocol streams, so they
 #' never keep a client waiting after the server has exited; in such a child,
 #' [mcp_elicit()] fails at once and progress and log messages are dropped.
+#'
+#' A tool that ends the R process (it calls `quit()` or `q()`) ends the
+#' server with it: its call is answered with a tool error saying so, a line
+#' on stderr names the tool, and the process then exits as R does.
 #'
 #' Set the environment variable `MCPSERVER_TRACE=1` to log every message the
 #' server reads and writes, with timings, to stderr (bearer tokens never
@@ -111,7 +121,7 @@
 #'   with [resource()] or [resource_template()], or a list of them. See
 #'   `vignette("resources-and-prompts")`. `list()` serves none yet, but
 #'   tells clients that resources may come (see [mcp_add()]).
-#' @param prompts Prompts to serve: one made with [prompt()], or a list
+#' @param prompts Prompts to serve: one made with [prompt_template()], or a list
 #'   (`list()`: none yet, as for `resources`).
 #' @return `NULL`, invisibly, once the client disconnects (or Ctrl-C). An
 #'   internal error in the server (a bug, reported on stderr) stops it with
@@ -173,6 +183,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
     rust(server_start_(specs, options))
   }
   server <- bind_methods(raw)
+  watch_for_exit()
   # What it serves, for mcp_add() and mcp_remove() (see R/changes.R).
   server$served <- served
   # Every runnable entry, so a handler's index is never out of range there.
@@ -296,6 +307,23 @@ serve_calls <- function(server, served, pool) {
     }
     if (identical(run_job(server, job, served$runnable[[job$tool]]), "user")) return("interrupted")
   }
+}
+
+# A tool that calls quit() or q() ends the process inside its call, where no
+# R code of the server runs again, except exit finalizers: this one answers
+# the call (see McpServer$exiting() in src/rust/mcpserver/src/server.rs).
+# Registered once per session, on an object that lives as long as it.
+watch_for_exit <- function() {
+  if (!is.null(the$exit_watch)) return(invisible())
+  the$exit_watch <- new.env(parent = emptyenv())
+  reg.finalizer(the$exit_watch, function(e) exiting_during_call(), onexit = TRUE)
+  invisible()
+}
+
+exiting_during_call <- function() {
+  server <- the$server
+  if (!is.null(the$job) && !is.null(server)) server$exiting()
+  invisible()
 }
 
 run_job <- function(server, job, handler) {

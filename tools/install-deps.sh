@@ -3,14 +3,18 @@
 # R and the R packages the tests use (from Debian, since CRAN may be out of
 # reach), and checks for a Rust toolchain from rustup (and warns about a Node
 # older than 20).
-# Idempotent, and fast when everything is present.
+# Idempotent, and fast when everything is present (then it needs no network).
+# Exits 75 when packages are missing and the apt repositories cannot be
+# reached (`make test` reports the step as not run, and the tests that need
+# a missing tool skip themselves), 1 on any other failure.
 set -eu
 
 DEBIAN_PACKAGES="r-base-dev r-cran-testthat r-cran-processx r-cran-jsonlite \
 r-cran-roxygen2 r-cran-withr r-cran-knitr r-cran-rmarkdown r-cran-future r-cran-parallelly \
-pandoc xz-utils curl haproxy"
+pandoc xz-utils curl haproxy devscripts qpdf"
 # curl: the HTTP tests drive the server with it; haproxy: the load balancer of
-# the scale-out tests (tests/testthat/test-scaling.R).
+# the scale-out tests (tests/testthat/test-scaling.R); devscripts
+# (checkbashisms) and qpdf: R CMD check --as-cran (`make check`) runs them.
 
 # The end-to-end suite drives the official Python and TypeScript clients.
 # Use the python3 and node already on PATH when there are any (Node from
@@ -35,11 +39,33 @@ for pkg in $DEBIAN_PACKAGES; do
   fi
 done
 
+# Whether apt failed because its repositories are out of reach: asked of
+# tools/reachable.py when there is a python3, else read from apt's messages.
+apt_unreachable() { # apt's log
+  if command -v python3 >/dev/null 2>&1; then
+    ! python3 "$(dirname "$0")/reachable.py" apt
+  else
+    grep -Eq 'Temporary failure resolving|Could not resolve|Failed to fetch|Unable to connect|Could not connect|Network is unreachable' "$1"
+  fi
+}
+
 if [ -n "$missing" ]; then
   echo "install-deps: installing$missing" >&2
   if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  apt_log=$(mktemp)
+  # shellcheck disable=SC2086 # one word per package
+  if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+    $SUDO apt-get install -y -qq --no-install-recommends $missing; } >"$apt_log" 2>&1; then
+    cat "$apt_log" >&2
+    if apt_unreachable "$apt_log"; then
+      rm -f "$apt_log"
+      echo "install-deps: not installed, the apt repositories are unreachable:$missing" >&2
+      exit 75
+    fi
+    rm -f "$apt_log"
+    exit 1
+  fi
+  rm -f "$apt_log"
 fi
 
 # Rust comes from rustup (Debian's rustc is far too old for our crates).

@@ -3,7 +3,9 @@
 # drive (SDK v1 @modelcontextprotocol/sdk and v2 @modelcontextprotocol/client),
 # at the exact versions of tests/e2e/node/package-lock.json, into
 # .cache/clients/node, and prints that directory. Reinstalls only when the
-# lockfile changed. Fails loudly if the npm registry cannot be reached.
+# lockfile changed. When it must download and the npm registry cannot be
+# reached, says so and exits 75 (the tests that need the clients are then
+# reported as not run); other failures exit 1.
 #   tools/node-clients.sh
 set -eu
 cd "$(dirname "$0")/.."
@@ -21,6 +23,7 @@ fi
 sum=$(sha256sum "$src/package-lock.json" | cut -c1-16)
 stamp="$dest/.installed-$sum"
 if [ ! -f "$stamp" ] || [ ! -d "$dest/node_modules" ]; then
+  python3 tools/reachable.py npm || exit $?
   rm -rf "$dest"
   mkdir -p "$dest"
   cp "$src/package.json" "$src/package-lock.json" "$dest/"
@@ -29,7 +32,8 @@ if [ ! -f "$stamp" ] || [ ! -d "$dest/node_modules" ]; then
   if ! (cd "$dest" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error \
     --fetch-retries=1 --fetch-retry-mintimeout=2000 --fetch-retry-maxtimeout=5000 >&2); then
     rm -rf "$dest"
-    echo "node-clients: npm ci failed; is the npm registry ($(npm config get registry)) reachable?" >&2
+    python3 tools/reachable.py npm || exit $?
+    echo "node-clients: npm ci failed although the npm registry answers" >&2
     exit 1
   fi
   touch "$stamp"

@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
 # Runs every test the project has and ends with one line,
-# "N passed, N failed", counting Rust tests, checks, R tests and end-to-end
-# tests together. Installs the dependencies first (tools/install-deps.sh, a
-# counted step). Exits non-zero if anything failed. This is `make test`.
+# "N passed, N failed[, N skipped]", counting Rust tests, checks, R tests and
+# end-to-end tests together. Installs the dependencies first
+# (tools/install-deps.sh, a counted step). Exits non-zero if anything failed.
+# This is `make test`.
+#
+# Needs no network once the system packages are installed: the Rust code is
+# built from the vendored crates (tools/cargo-offline.sh), and the package is
+# built and its R tests run inside a network namespace without network
+# (tools/offline.sh) where one can be made. A group whose tools must come from
+# a registry that cannot be reached (PyPI, npm, apt, rustup) is one line
+# "not run: <reason>" and counts as one skipped; it is never a pass, and
+# never fails the run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -22,29 +31,102 @@ report() { # name, passed, failed[, skipped]
   skipped=$((skipped + ${4:-0}))
 }
 
+# A group that cannot run here: one line with the reason, one skipped.
+not_run() { # name, reason
+  printf '== %-28s not run: %s\n' "$1" "$2"
+  skipped=$((skipped + 1))
+}
+
 # A check that is one pass or one failure; its output is shown on failure.
+# Exit status 75 means "a registry it needs is out of reach" (the last line
+# of its output says which): not run.
 check() { # name, command...
-  local name=$1 log="$LOG_DIR/$1.log"
+  local name=$1 log="$LOG_DIR/$1.log" status
   shift
-  if "$@" >"$log" 2>&1; then
+  "$@" >"$log" 2>&1
+  status=$?
+  if [ "$status" -eq 0 ]; then
     report "$name" 1 0
+  elif [ "$status" -eq 75 ]; then
+    not_run "$name" "$(tail -n 1 "$log")"
   else
     tail -n 40 "$log"
     report "$name" 0 1
   fi
 }
 
+# rustfmt, clippy and the macOS standard library come from rustup
+# (tools/install-deps.sh adds the components): a missing one is a failure,
+# unless rustup's server is out of reach, when its group is not run.
+without_rustup() { # name, what is missing
+  local reason
+  if reason=$(python3 tools/reachable.py rustup 2>&1); then
+    check "$1" sh -c "echo '$2'; exit 1"
+  else
+    not_run "$1" "$2, and $reason"
+  fi
+}
+has_component() { # component
+  rustup component list --installed 2>/dev/null | grep -q "^$1"
+}
+
+# The package is built as a user without network would build it: inside a
+# network namespace (tools/offline.sh), from the vendored crates, with a HOME
+# of its own, which must stay free of .cargo (nothing is written to
+# ~/.cargo). Where no namespace can be made, it is built here (with the
+# network) and the offline proof is one group not run.
+offline_works=yes
+offline_reason=$(tools/offline.sh true 2>&1) || offline_works=""
+offline() { # command...: runs it without network where that can be done
+  if [ -n "$offline_works" ]; then tools/offline.sh "$@"; else "$@"; fi
+}
+install_package() {
+  local home status rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
+  home=$(mktemp -d)
+  HOME=$home RUSTUP_HOME=$rustup_home offline R CMD INSTALL --no-test-load -l "$R_LIB" .
+  status=$?
+  if [ -e "$home/.cargo" ]; then
+    echo "the build wrote $home/.cargo: it must leave HOME alone"
+    status=1
+  fi
+  rm -rf "$home"
+  return "$status"
+}
+
 # First, so that the steps below have what they need; a failure here is
 # counted like any other rather than stopping the run.
 check install-deps tools/install-deps.sh
 
-check rust-fmt cargo fmt --manifest-path src/rust/Cargo.toml --all -- --check
-check rust-clippy cargo clippy --manifest-path src/rust/Cargo.toml --workspace --all-targets -- -D warnings
+# The vendored crates are exactly those of Cargo.lock (else `make vendor`).
+check vendor python3 tools/vendor.py check
+
+if has_component rustfmt; then
+  check rust-fmt cargo fmt --manifest-path src/rust/Cargo.toml --all -- --check
+else
+  without_rustup rust-fmt "rustfmt is not installed"
+fi
+if has_component clippy; then
+  check rust-clippy tools/cargo-offline.sh clippy --workspace --all-targets -- -D warnings
+else
+  without_rustup rust-clippy "clippy is not installed"
+fi
+
+# Type-checks (and lints) every crate for macOS (Apple silicon), so that Linux-only
+# calls stay behind cfg gates. Needs that target's standard library.
+MACOS_TARGET=aarch64-apple-darwin
+if ! rustup target list --installed 2>/dev/null | grep -qx "$MACOS_TARGET"; then
+  timeout 300 rustup target add "$MACOS_TARGET" >"$LOG_DIR/rust-macos-target.log" 2>&1
+fi
+if rustup target list --installed 2>/dev/null | grep -qx "$MACOS_TARGET"; then
+  check rust-check-macos tools/cargo-offline.sh clippy --workspace --all-targets --target "$MACOS_TARGET" -- -D warnings
+else
+  without_rustup rust-check-macos "the $MACOS_TARGET standard library is not installed (rustup target add $MACOS_TARGET)"
+fi
 
 # cargo test prints one "test result:" line per test binary; --no-fail-fast
 # runs every binary even after one fails, so all of them are counted. Only
 # those lines are summed (a failing test's output may say "N passed" too).
-cargo test --no-fail-fast --manifest-path src/rust/Cargo.toml --workspace -- --test-threads=2 >"$LOG_DIR/rust-test.log" 2>&1
+tools/cargo-offline.sh test --no-fail-fast --workspace -- --test-threads=2 >"$LOG_DIR/rust-test.log" 2>&1
 rust_status=$?
 rust_count() { # passed|failed
   grep -E '^test result:' "$LOG_DIR/rust-test.log" | grep -Eo "[0-9]+ $1" | awk '{s+=$1} END {print s+0}'
@@ -57,12 +139,15 @@ fi
 [ "$rust_failed" -ne 0 ] && grep -E -A15 '^(failures:|error)' "$LOG_DIR/rust-test.log" | head -n 80
 report rust-test "$rust_passed" "$rust_failed"
 
-if R CMD INSTALL --no-test-load -l "$R_LIB" . >"$LOG_DIR/install.log" 2>&1; then
+[ -n "$offline_works" ] || not_run offline-build "$offline_reason"
+if install_package >"$LOG_DIR/install.log" 2>&1; then
   report r-install 1 0
   check generated-files tools/check-generated.sh "$R_LIB"
   # The HTTP client tests talk to the official Python SDK's HTTP server.
+  # The R tests run without network too (loopback only); those that need
+  # the Python SDK skip themselves if PyPI could not be reached.
   MCPSERVER_TEST_PYTHON=$(tools/python-clients.sh mcp2 2>/dev/null) \
-    Rscript tools/testthat.R "$R_LIB" 2>&1 | tee "$LOG_DIR/testthat.log" | grep -v '^COUNTS'
+    offline Rscript tools/testthat.R "$R_LIB" 2>&1 | tee "$LOG_DIR/testthat.log" | grep -v '^COUNTS'
   counts=$(grep '^COUNTS' "$LOG_DIR/testthat.log" | tail -n 1)
   if [ -n "$counts" ]; then
     read -r _ t_passed t_failed t_skipped <<<"$counts"

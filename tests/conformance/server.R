@@ -520,17 +520,17 @@ conformance_resources <- list(
 arg1_suggestions <- c("paris", "park", "party", "test", "testing", "testValue1")
 
 conformance_prompts <- list(
-  prompt(function() "This is a simple prompt for testing.",
+  prompt_template(function() "This is a simple prompt for testing.",
     name = "test_simple_prompt", title = "Simple Prompt",
     description = "A simple prompt without arguments"
   ),
-  prompt(function(arg1, arg2) sprintf("Prompt with arguments: arg1='%s', arg2='%s'", arg1, arg2),
+  prompt_template(function(arg1, arg2) sprintf("Prompt with arguments: arg1='%s', arg2='%s'", arg1, arg2),
     name = "test_prompt_with_arguments", title = "Prompt With Arguments",
     description = "A prompt with two required arguments",
     arguments = list(arg1 = "First test argument", arg2 = "Second test argument"),
     complete = list(arg1 = function(value) arg1_suggestions[startsWith(arg1_suggestions, value)])
   ),
-  prompt(function(resourceUri) {
+  prompt_template(function(resourceUri) {
     list(
       content_resource(resourceUri, text = "Embedded resource content for testing.", mime_type = "text/plain"),
       "Please process the embedded resource above."
@@ -540,12 +540,12 @@ conformance_prompts <- list(
     description = "A prompt that embeds the resource it is given",
     arguments = list(resourceUri = "URI of the resource to embed")
   ),
-  prompt(function() list(content_image(red_pixel_png, "image/png"), "Please analyze the image above."),
+  prompt_template(function() list(content_image(red_pixel_png, "image/png"), "Please analyze the image above."),
     name = "test_prompt_with_image", title = "Prompt With Image",
     description = "A prompt with an image"
   ),
   # Asks the user for the context first (2026-07-28: an input_required result).
-  prompt(function() {
+  prompt_template(function() {
     answer <- mcp_ask(user_context = ask_user("What context should the prompt use?", list(context = type_string())))
     paste0("Prompt with context: ", answer$user_context$content$context %||% "(none given)")
   },
@@ -564,7 +564,7 @@ dynamic_tool <- tool(
   "Added and removed by test_trigger_tool_change.",
   name = "test_dynamic_tool"
 )
-dynamic_prompt <- prompt(
+dynamic_prompt <- prompt_template(
   function() "A prompt that comes and goes.",
   name = "test_dynamic_prompt",
   description = "Added and removed by test_trigger_prompt_change."

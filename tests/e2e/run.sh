@@ -10,7 +10,9 @@
 # example servers (inst/examples/*/server.R, driven by python/examples.py),
 # then "e2e: N passed, M failed" over all of them (", K skipped" if
 # anything was skipped). Exits non-zero if anything failed or a client
-# could not be installed. Logs: .cache/e2e/<client>/.
+# could not be installed. A client whose registry (PyPI, npm) is out of
+# reach is not a failure: each group that needs it is one line "not run"
+# with the reason, and counts as one skipped. Logs: .cache/e2e/<client>/.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -60,29 +62,62 @@ fi
 export E2E_RSCRIPT
 E2E_RSCRIPT=$(command -v Rscript)
 
-# The clients. Each installer fails loudly (and non-zero) when its registry
-# is unreachable; the clients it provides then count as failed.
+# The clients. An installer exits 75 when its registry cannot be reached
+# (the groups that need its clients are then not run, with its reason in
+# unreachable/<name>), and 1 on any other failure (they fail).
+mkdir -p "$OUT/unreachable"
 install() { # name, command...
-  local name=$1
+  local name=$1 status
   shift
-  if ! "$@" 2>"$OUT/install-$name.log"; then
+  "$@" 2>"$OUT/install-$name.log"
+  status=$?
+  [ "$status" -eq 0 ] && return 0
+  if [ "$status" -eq 75 ]; then
+    tail -n 1 "$OUT/install-$name.log" >"$OUT/unreachable/$name"
+  else
     cat "$OUT/install-$name.log" >&2
-    echo "e2e: could not install the $name clients (is the registry reachable?)" >&2
-    return 1
+    echo "e2e: could not install the $name clients" >&2
   fi
+  return 1
 }
 py2=$(install python-mcp2 tools/python-clients.sh mcp2) || py2=""
 py1=$(install python-mcp1 tools/python-clients.sh mcp1) || py1=""
 node_dir=$(install node tools/node-clients.sh) || node_dir=""
 export E2E_PYTHON=${py2:-python3} E2E_NODE_CLIENTS=$node_dir
 
+# Why a group cannot run: empty when its clients (and the mcp 2.x
+# environment, whose jsonschema validates every wire) are there.
+missing() { # installs the group needs, as name=path
+  local pair name
+  for pair in "$@"; do
+    name=${pair%%=*}
+    [ -n "${pair#*=}" ] && continue
+    if [ -f "$OUT/unreachable/$name" ]; then
+      echo "not run: $(cat "$OUT/unreachable/$name")"
+    else
+      echo "client not installed"
+    fi
+    return
+  done
+}
+
+# Reports a group that cannot run: a failure if its clients failed to
+# install, one skipped if their registry is out of reach.
+cannot_run() { # name, why
+  case "$2" in
+    "not run:"*) report "$1" 0 0 1 "$2" ;;
+    *) report "$1" 0 1 0 "$2" ;;
+  esac
+}
+
 # Runs one driver against a fresh capture directory, validates the capture,
 # and reports the PASS/FAIL/SKIP lines of both.
-drive() { # name, needed-install (empty if missing), command...
-  local name=$1 needed=$2 dir=$OUT/$1
+drive() { # name, needed install as name=path (empty path if missing), command...
+  local name=$1 why dir=$OUT/$1
+  why=$(missing "$2" "python-mcp2=$py2")
   shift 2
-  if [ -z "$needed" ] || [ -z "$py2" ]; then
-    report "$name" 0 1 0 "client not installed"
+  if [ -n "$why" ]; then
+    cannot_run "$name" "$why"
     return
   fi
   mkdir -p "$dir"
@@ -127,22 +162,22 @@ tally() { # name, dir, start time: the report line, then what failed or was skip
 }
 
 for mode in auto legacy 2026-07-28; do
-  drive "python-mcp2-$mode" "$py2" "$py2" tests/e2e/python/mcp2_client.py "$mode"
+  drive "python-mcp2-$mode" "python-mcp2=$py2" "$py2" tests/e2e/python/mcp2_client.py "$mode"
 done
-drive python-mcp1 "$py1" "$py1" tests/e2e/python/mcp1_client.py
-drive ts-sdk-v1 "$node_dir" node tests/e2e/node/ts_client.mjs v1
+drive python-mcp1 "python-mcp1=$py1" "$py1" tests/e2e/python/mcp1_client.py
+drive ts-sdk-v1 "node=$node_dir" node tests/e2e/node/ts_client.mjs v1
 for mode in legacy auto 2026-07-28; do
-  drive "ts-client-v2-$mode" "$node_dir" node tests/e2e/node/ts_client.mjs v2 "$mode"
+  drive "ts-client-v2-$mode" "node=$node_dir" node tests/e2e/node/ts_client.mjs v2 "$mode"
 done
 
 # The same fixture served over Streamable HTTP, reached by URL through a
 # recording proxy (http_capture.py) whose record is validated as above.
 for mode in auto legacy 2026-07-28; do
-  drive "http-python-mcp2-$mode" "$py2" "$py2" tests/e2e/python/http_client.py "$mode"
+  drive "http-python-mcp2-$mode" "python-mcp2=$py2" "$py2" tests/e2e/python/http_client.py "$mode"
 done
 for client in "v1 legacy" "v2 legacy" "v2 auto" "v2 2026-07-28"; do
   set -- $client
-  drive "http-ts-$1-$2" "$node_dir" node tests/e2e/node/ts_http_client.mjs "$1" "$2"
+  drive "http-ts-$1-$2" "node=$node_dir" node tests/e2e/node/ts_http_client.mjs "$1" "$2"
 done
 
 # The stdio suite again, through the stdio-to-HTTP bridge: the client starts
@@ -162,10 +197,15 @@ start_http_fixture() { # log file
   done
 }
 for mode in auto legacy 2026-07-28; do
+  why=$(missing "python-mcp2=$py2")
+  if [ -n "$why" ]; then
+    cannot_run "bridge-python-mcp2-$mode" "$why"
+    continue
+  fi
   mkdir -p "$OUT/bridge-python-mcp2-$mode"
   start_http_fixture "$OUT/bridge-python-mcp2-$mode/http-server.txt"
   if [ -n "$http_url" ]; then
-    E2E_BRIDGE_URL=$http_url drive "bridge-python-mcp2-$mode" "$py2" "$py2" tests/e2e/python/mcp2_client.py "$mode"
+    E2E_BRIDGE_URL=$http_url drive "bridge-python-mcp2-$mode" "python-mcp2=$py2" "$py2" tests/e2e/python/mcp2_client.py "$mode"
   else
     report "bridge-python-mcp2-$mode" 0 1 0 "the HTTP fixture did not start"
   fi
@@ -181,7 +221,7 @@ if [ -n "$py2" ]; then
   run_driver "$OUT/examples" 180 "$py2" tests/e2e/python/examples.py "$OUT/examples/wire"
   tally examples "$OUT/examples" "$began"
 else
-  report examples 0 1 0 "client not installed"
+  cannot_run examples "$(missing "python-mcp2=$py2")"
 fi
 
 # Concurrent tools on future workers (tests/testthat/fixtures/workers.R):
@@ -192,7 +232,7 @@ if [ -n "$py2" ]; then
   run_driver "$OUT/workers" 180 "$py2" tests/e2e/python/workers.py "$OUT/workers/wire"
   tally workers "$OUT/workers" "$began"
 else
-  report workers 0 1 0 "client not installed"
+  cannot_run workers "$(missing "python-mcp2=$py2")"
 fi
 
 # Asking the client (tests/testthat/fixtures/asking.R): forms of every field
@@ -204,7 +244,7 @@ if [ -n "$py2" ]; then
   run_driver "$OUT/asking" 180 "$py2" tests/e2e/python/asking.py "$OUT/asking/wire"
   tally asking "$OUT/asking" "$began"
 else
-  report asking 0 1 0 "client not installed"
+  cannot_run asking "$(missing "python-mcp2=$py2")"
 fi
 
 # MCP Apps (the io.modelcontextprotocol/ui extension) of the example server

@@ -31,8 +31,8 @@ core schema: they validate as a Result (the envelope), and their
 The revision of a response is the one its request used: the
 `io.modelcontextprotocol/protocolVersion` in a 2026-07-28 request's `_meta`,
 otherwise the version the connection's `initialize` negotiated. The
-schemas are kept beside this script, in schemas/<revision>/schema.json
-(see schemas/README.md).
+schemas are kept with the R tests, in
+tests/testthat/schemas/<revision>/schema.json (see the README there).
 Needs the jsonschema package (the mcp 2.x environment has it).
 """
 
@@ -77,7 +77,7 @@ RESULT_TYPES = {
 
 # Every revision the server speaks; each must have its schema.
 REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
-SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "testthat" / "schemas"
 
 
 def missing_schemas():

@@ -101,15 +101,13 @@ finish <- function(client, timeout = 10) {
   client$proc$get_exit_status()
 }
 
-# The official wire schemas, kept in the repository at tests/e2e/schemas
-# (see its README). tests/e2e is not in the source tarball, so R CMD check
-# (tools/check.sh) names the folder in $MCP_SCHEMA_DIR. Missing schemas are
-# an error: a server test never passes without its wire checks.
+# The official wire schemas, in tests/testthat/schemas (see its README), so
+# that they are in the source tarball and R CMD check has them. Missing
+# schemas are an error: a server test never passes without its wire checks.
 schema_revisions <- c("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 
 schema_dir <- function() {
-  dir <- Sys.getenv("MCP_SCHEMA_DIR")
-  if (!nzchar(dir)) dir <- test_path("..", "e2e", "schemas")
+  dir <- test_path("schemas")
   files <- file.path(dir, schema_revisions, "schema.json")
   if (!all(file.exists(files))) {
     stop("wire schemas missing: ", paste(files[!file.exists(files)], collapse = ", "), call. = FALSE)

@@ -107,6 +107,92 @@ test_that("calls wait while the session is busy, and run once it is idle", {
   expect_equal(answer$result$content[[1]]$text, "1")
 })
 
+test_that("calls wait for the prompt while a command pumps R's event loop", {
+  session <- start_interactive_r()
+  url <- start_background_server(session, paste(
+    "flag <- 'start';",
+    "get_flag <- function() flag;",
+    "tools <- list(tool(get_flag, 'The flag'))"
+  ))
+  client <- mcp_client(url)
+  withr::defer(mcp_close(client))
+  # Sys.sleep() runs R's event loop (input handlers included) as it waits.
+  r_command(session, "flag <- 'mid-command'; cat('sleeping\\n'); Sys.sleep(3); flag <- 'idle'")
+  r_wait(session, "sleeping")
+  started <- Sys.time()
+  expect_equal(mcp_call(client, "get_flag")$text, "idle")
+  expect_gt(as.numeric(difftime(Sys.time(), started, units = "secs")), 1.5)
+  # So does readline(), waiting for the user's answer at the console.
+  r_command(session, "flag <- 'mid-readline'; answer <- readline('Your answer? '); flag <- paste('idle', answer)")
+  r_wait(session, "Your answer\\?")
+  mcpserver:::client_send(client, list(
+    jsonrpc = "2.0", id = 99L, method = "tools/call",
+    params = list(name = "get_flag", arguments = setNames(list(), character()))
+  ))
+  # The call has arrived (the server answers ping meanwhile) and waits.
+  expect_equal(mcpserver:::client_request(client, "ping"), setNames(list(), character()))
+  Sys.sleep(1)
+  r_command(session, "yes")
+  answer <- mcpserver:::client_receive(client, "tools/call")
+  expect_equal(answer$id, 99L)
+  expect_equal(answer$result$content[[1]]$text, "idle yes")
+})
+
+test_that("a tool that pumps the event loop never starts another call inside its own", {
+  session <- start_interactive_r()
+  url <- start_background_server(session, paste(
+    "running <- 0; overlapped <- FALSE;",
+    "nap <- function() { running <<- running + 1; if (running > 1) overlapped <<- TRUE; Sys.sleep(0.5); running <<- running - 1; overlapped };",
+    "tools <- list(tool(nap, 'Naps'))"
+  ))
+  clients <- lapply(1:2, function(i) mcp_client(url))
+  withr::defer(lapply(clients, mcp_close))
+  for (i in 1:2) {
+    mcpserver:::client_send(clients[[i]], list(
+      jsonrpc = "2.0", id = 10L + i, method = "tools/call",
+      params = list(name = "nap", arguments = setNames(list(), character()))
+    ))
+  }
+  for (i in 1:2) {
+    answer <- mcpserver:::client_receive(clients[[i]], "tools/call")
+    expect_equal(answer$result$content[[1]]$text, "false")
+  }
+})
+
+test_that("mcp_client() in the session that serves gets its answers at once", {
+  session <- start_interactive_r()
+  start_background_server(session, paste(
+    "x <- 41;",
+    "plus_one <- function() x + 1;",
+    "ask <- function() paste('Hello,', mcp_elicit('Name?', list(name = type_string()))$content$name);",
+    "tools <- list(tool(plus_one, 'x plus one'), tool(ask, 'Asks'))"
+  ))
+  r_command(session, paste(
+    "client <- mcp_client(srv$url, timeout = 20); started <- Sys.time();",
+    "r <- mcp_call(client, 'plus_one');",
+    "cat('answer', r$text, 'in', round(as.numeric(difftime(Sys.time(), started, units = 'secs'))), 's\\n')"
+  ))
+  expect_equal(r_wait(session, "answer 42 in ([0-9]+) s"), "0")
+  # A call that asks its client a question while it waits cannot be
+  # answered by a client that is itself waiting: it fails at once, saying so.
+  r_command(session, paste(
+    "answers <- function(message, schema) list(action = 'accept', content = list(name = 'Ada'));",
+    "asking <- mcp_client(srv$url, elicit = answers, timeout = 20);",
+    "r <- mcp_call(asking, 'ask'); cat('asked:', r$is_error, '|', r$text, '\\n')"
+  ))
+  # (Waited for first: testthat 3.1's expect_match() evaluates its object twice.)
+  asked <- r_wait(session, "asked: (.*)\n")
+  expect_match(asked, "TRUE | Cannot ask the user for input: the call came from mcp_client() in the R session", fixed = TRUE)
+  # 2026-07-28 asks by input_required rounds, which the client answers.
+  r_command(session, paste(
+    "modern <- mcp_client(srv$url, elicit = answers, protocol_version = '2026-07-28', timeout = 20);",
+    "cat('modern:', mcp_call(modern, 'ask')$text, '\\n')"
+  ))
+  expect_equal(r_wait(session, "modern: ([^\n]*) \n"), "Hello, Ada")
+  r_command(session, "mcp_close(client); mcp_close(asking); srv$stop(); cat('stopped\\n')")
+  r_wait(session, "stopped")
+})
+
 test_that("errors, time limits and input stay inside the call; the session goes on", {
   session <- start_interactive_r()
   url <- start_background_server(session, paste(

@@ -6,7 +6,7 @@ changing_server <- function(env = parent.frame()) {
     "hello <- tool(function() 'hi', 'Says hi', name = 'hello')",
     "adder <- tool(function(n = 1) {",
     "  for (i in seq_len(n)) mcp_add(tool(local({ j <- i; function() j }), paste('Tool', i), name = paste0('made_', i)))",
-    "  mcp_add(prompt(function() 'Hello', name = 'greeting', description = 'Greets'))",
+    "  mcp_add(prompt_template(function() 'Hello', name = 'greeting', description = 'Greets'))",
     "  paste('added', n)",
     "}, 'Adds n tools and a prompt', arguments = list(n = type_integer(required = FALSE)), name = 'adder')",
     "remover <- tool(function(what) { mcp_remove(what); 'removed' }, 'Removes', arguments = list(what = type_string()), name = 'remover')",
@@ -94,7 +94,7 @@ test_that("2026-07-28 clients hear of changes only on listen streams that asked"
 test_that("mcp_add() and mcp_remove() check their input and do nothing outside a server", {
   t <- tool(function() 1, "One", name = "one")
   expect_false(mcp_add(t))
-  expect_false(mcp_add(list(t, resource("data://x", "x"), prompt(function() "p", name = "p", description = "P"))))
+  expect_false(mcp_add(list(t, resource("data://x", "x"), prompt_template(function() "p", name = "p", description = "P"))))
   expect_false(mcp_remove("one"))
   expect_error(mcp_add("one"), "must be a definition")
   expect_error(mcp_add(list(t, t)), "gives the tool \"one\" twice")

@@ -300,3 +300,14 @@ test_that("the resource and prompt helpers check their arguments", {
   # server reports.
   expect_error(mcp_get_prompt(client, "test_input_required_result_prompt"), class = "mcpserver_protocol_error")
 })
+
+test_that("a client tells whether a URL is this session's background server", {
+  same <- mcpserver:::same_endpoint
+  expect_true(same("http://127.0.0.1:8000/mcp", "http://127.0.0.1:8000/mcp"))
+  expect_true(same("http://localhost:8000/mcp", "http://127.0.0.1:8000/mcp"))
+  expect_true(same("http://[::1]:8000/mcp", "http://127.0.0.1:8000/mcp"))
+  expect_true(same("http://LOCALHOST:8000/x", "http://0.0.0.0:8000/mcp"))
+  expect_false(same("http://127.0.0.1:8001/mcp", "http://127.0.0.1:8000/mcp"))
+  expect_false(same("http://10.1.2.3:8000/mcp", "http://127.0.0.1:8000/mcp"))
+  expect_false(same("http://localhost/mcp", "http://127.0.0.1:8000/mcp"))
+})

@@ -422,3 +422,14 @@ test_that("field helpers check their defaults and titles", {
   expect_error(mcp_ask(list()), "ask_user")
   expect_error(mcp_sample("hi"), "while a tool call runs")
 })
+
+test_that("a form cannot ask for a nullable field, and says what to use instead", {
+  ask <- tool(function() mcp_elicit("Age?", list(age = type_integer(nullable = TRUE)))$content$age,
+    "Asks", name = "ask")
+  client <- mcp_client(ask, elicit = function(message, schema) list(action = "accept", content = list(age = 3L)))
+  withr::defer(mcp_close(client))
+  r <- mcp_call(client, "ask")
+  expect_true(r$is_error)
+  expect_match(r$text, "field `age` cannot be nullable in a form", fixed = TRUE)
+  expect_match(r$text, "required = FALSE", fixed = TRUE)
+})

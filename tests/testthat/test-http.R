@@ -519,6 +519,20 @@ test_that("a bearer-token function still checks tokens after the tools change", 
   expect_equal(list_with("bad", 3)$status, 401L)
 })
 
+test_that("a tool that calls quit() gets its HTTP call answered before the process ends", {
+  server <- start_http_server(c(
+    "bye <- tool(function() quit(save = 'no'), 'Ends R', name = 'bye')",
+    "mcp_server(bye, transport = 'http', port = 0)"
+  ))
+  client <- mcp_client(server$url, timeout = 20)
+  r <- mcp_call(client, "bye")
+  expect_true(r$is_error)
+  expect_match(r$text, "The tool \"bye\" ended the R process", fixed = TRUE)
+  server$proc$wait(10000)
+  expect_false(server$proc$is_alive())
+  expect_match(server$proc$read_all_error(), "the tool \"bye\" ended the R process", fixed = TRUE)
+})
+
 test_that("MCPSERVER_TRACE never shows a bearer token, nor a piece of one", {
   skip_if_no_curl()
   server <- start_http_server(c(

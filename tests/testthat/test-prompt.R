@@ -3,21 +3,21 @@
 
 test_that("prompt definitions are checked when they are made", {
   greet <- function(who, greeting = "Hello") paste(greeting, who)
-  p <- prompt(greet, description = "Greets")
+  p <- prompt_template(greet, description = "Greets")
   expect_equal(p$name, "greet")
   expect_equal(names(p$arguments), c("who", "greeting"))
   expect_true(p$arguments$who$required)
   expect_false(p$arguments$greeting$required)
-  p <- prompt(greet, arguments = list(who = "Whom to greet", greeting = prompt_argument(required = TRUE)))
+  p <- prompt_template(greet, arguments = list(who = "Whom to greet", greeting = prompt_argument(required = TRUE)))
   expect_equal(p$arguments$who$description, "Whom to greet")
   expect_true(p$arguments$greeting$required)
-  expect_error(prompt(greet, arguments = "greeting"), "needs `who`")
-  expect_error(prompt(greet, arguments = c("who", "nope")), "no argument")
-  expect_error(prompt(greet, complete = list(nope = identity)), "`nope`")
-  expect_error(prompt(function() "x"), "`name` is required")
+  expect_error(prompt_template(greet, arguments = "greeting"), "needs `who`")
+  expect_error(prompt_template(greet, arguments = c("who", "nope")), "no argument")
+  expect_error(prompt_template(greet, complete = list(nope = identity)), "`nope`")
+  expect_error(prompt_template(function() "x"), "`name` is required")
   expect_error(prompt_message("x", role = "system"), "should be one of")
   expect_error(prompt_message(1), "content")
-  expect_output(print(prompt(greet, description = "Greets")), "<mcpserver_prompt> greet\\(who, greeting\\)")
+  expect_output(print(prompt_template(greet, description = "Greets")), "<mcpserver_prompt> greet\\(who, greeting\\)")
 })
 
 prompt_get <- function(client, id, name, arguments = NULL) {

@@ -148,3 +148,153 @@ test_that("a server sends a hand-built mcplite result and an empty-properties sc
   expect_equal(finish(client), 0)
   expect_log_valid(client)
 })
+
+# --- Structured results follow their output schema --------------------------
+
+# The structured content a tool with `output_schema` sends for `value`, as
+# JSON text (before the schema checks it), or the conversion's error.
+structured <- function(output_schema, value) {
+  t <- tool(function() NULL, "d", name = "t", output_schema = output_schema)
+  rust_value <- mcpserver:::structured_json_for_test_(attr(t, "mcpserver_tool"), value)
+  if (inherits(rust_value, "mcpserver_rust_error")) stop(rust_value$message, call. = FALSE)
+  rust_value
+}
+
+# What the client receives: the CallToolResult, or the -32603 message.
+sent <- function(output_schema, value, rev = "2025-11-25") {
+  t <- tool(function() NULL, "d", name = "t", output_schema = output_schema)
+  out <- mcpserver:::tool_result_for_test_(attr(t, "mcpserver_tool"), value, rev)
+  if (is.list(out)) return(out)
+  jsonlite::fromJSON(out, simplifyVector = FALSE)
+}
+
+test_that("a vector of any length is an array where the output schema says array", {
+  schema <- type_object(cars = type_array(type_string()))
+  cars <- function(hp) list(cars = rownames(mtcars)[mtcars$hp > hp])
+  expect_equal(structured(schema, cars(250)), '{"cars":["Ford Pantera L","Maserati Bora"]}')
+  expect_equal(structured(schema, cars(300)), '{"cars":["Maserati Bora"]}')
+  expect_equal(structured(schema, cars(400)), '{"cars":[]}')
+  expect_equal(structured(schema, list(cars = NULL)), '{"cars":[]}')
+  for (rev in c("2025-06-18", "2025-11-25", "2026-07-28")) {
+    r <- sent(schema, cars(300), rev)
+    expect_false(r$isError)
+    expect_equal(r$structuredContent$cars, list("Maserati Bora"))
+  }
+  # Deeper: lists of objects, list columns, atomic columns, a root array.
+  rows <- type_array(type_object(name = type_string(), tags = type_array(type_string())))
+  expect_equal(
+    structured(type_object(rows = rows), list(rows = list(list(name = "a", tags = "x")))),
+    '{"rows":[{"name":"a","tags":["x"]}]}'
+  )
+  df <- data.frame(name = c("a", "b"))
+  df$tags <- list("x", c("y", "z"))
+  expect_equal(structured(rows, df), '[{"name":"a","tags":["x"]},{"name":"b","tags":["y","z"]}]')
+  each <- type_array(type_object(v = type_array(type_number())))
+  expect_equal(structured(each, data.frame(v = 1:2)), '[{"v":[1]},{"v":[2]}]')
+  expect_equal(structured(type_array(type_number()), 5), "[5]")
+  # Where the schema leaves the shape open, values are written as without it.
+  open <- type_from_schema('{"type": "object", "properties": {"v": {}}}')
+  expect_equal(structured(open, list(v = 5)), '{"v":5}')
+})
+
+test_that("a vector of another length where the schema says one value is an error naming the field", {
+  schema <- type_object(n = type_integer(), label = type_string(required = FALSE))
+  expect_equal(structured(schema, list(n = 3L)), '{"n":3}')
+  expect_equal(structured(schema, list(n = I(3L))), '{"n":3}')
+  expect_error(structured(schema, list(n = integer(0))),
+    "field `$n` is a zero-length vector where the output schema expects an integer", fixed = TRUE)
+  expect_error(structured(schema, list(n = 1:3)),
+    "field `$n` has 3 values where the output schema expects one (an integer)", fixed = TRUE)
+  # The model reads it as a tool error.
+  r <- sent(schema, list(n = 1L, label = character(0)))
+  expect_true(r$isError)
+  expect_equal(r$content[[1]]$text, paste(
+    "The structured result does not fit the tool's output schema: field `$label` is a zero-length",
+    "vector where the output schema expects a string: return one value (or NA, declaring the field nullable)."
+  ))
+})
+
+test_that("NA is null where the schema allows null, left out of an optional field, an error elsewhere", {
+  schema <- type_object(n = type_integer(), mean = type_number(nullable = TRUE), note = type_string(required = FALSE))
+  expect_equal(structured(schema, list(n = 1L, mean = NA, note = NA)), '{"n":1,"mean":null}')
+  expect_equal(structured(schema, list(n = 1L, mean = NaN, note = NULL)), '{"n":1,"mean":null}')
+  expect_equal(structured(schema, list(n = 1L, mean = NULL, note = "x")), '{"n":1,"mean":null,"note":"x"}')
+  expect_error(structured(schema, list(n = NA_integer_, mean = 1)), paste(
+    "field `$n` is NA, which is sent as null, but the output schema does not allow null there:",
+    "declare the field nullable (type_integer(nullable = TRUE)) to send null, or optional",
+    "(`required = FALSE`) to leave it out, or replace the missing values"
+  ), fixed = TRUE)
+  expect_error(structured(schema, list(n = NULL, mean = 1)),
+    "field `$n` is NULL, but the output schema does not allow null there", fixed = TRUE)
+  expect_error(structured(type_array(type_number()), c(1, NA)),
+    "field `[[2]]` is NA, which is sent as null, but the output schema does not allow null there: declare the items nullable (type_array(type_number(nullable = TRUE)))", fixed = TRUE)
+  expect_error(structured(type_object(x = type_number()), list(x = Inf)), "field `$x` is infinite", fixed = TRUE)
+  expect_equal(structured(type_array(type_number(nullable = TRUE)), c(1, NA, Inf)), "[1,null,null]")
+  # Data frames with NA, the common case: airquality's Ozone and Solar.R.
+  aq <- head(airquality, 6)
+  rows <- function(ozone) {
+    type_array(type_object(Ozone = ozone, Solar.R = type_integer(nullable = TRUE), Wind = type_number(),
+      Temp = type_integer(), Month = type_integer(), Day = type_integer()))
+  }
+  nullable <- jsonlite::fromJSON(structured(rows(type_integer(nullable = TRUE)), aq), simplifyVector = FALSE)
+  expect_true("Ozone" %in% names(nullable[[5]]))
+  expect_null(nullable[[5]]$Ozone)
+  expect_null(nullable[[5]]$Solar.R)
+  optional <- jsonlite::fromJSON(structured(rows(type_integer(required = FALSE)), aq), simplifyVector = FALSE)
+  expect_false("Ozone" %in% names(optional[[5]]))
+  expect_equal(optional[[1]]$Ozone, 41L)
+  expect_error(structured(rows(type_integer()), aq), "field `$Ozone[[5]]` is NA", fixed = TRUE)
+  for (rev in c("2025-06-18", "2026-07-28")) {
+    expect_false(sent(rows(type_integer(required = FALSE)), aq, rev)$isError)
+    expect_false(sent(rows(type_integer(nullable = TRUE)), aq, rev)$isError)
+  }
+})
+
+test_that("a mismatch the schema finds names the field and the fix", {
+  missing <- sent(type_object(n = type_integer()), list(m = 1))
+  expect_match(missing$error, 'missing required field "n"', fixed = TRUE)
+  expect_match(missing$error, 'unexpected field "m"', fixed = TRUE)
+  expect_false(grepl("argument", missing$error))
+  # Schemas that leave the shape open: the advice for R.
+  either <- type_from_schema('{"type": "object", "properties": {"v": {"type": ["array", "boolean"], "items": {"type": "number"}}}}')
+  r <- sent(either, list(v = 1))
+  expect_match(r$error, "v: expected a boolean or an array, got 1", fixed = TRUE)
+  expect_match(r$error, "wrap it in I() to send an array", fixed = TRUE)
+  expect_false(grepl("nullable", r$error))
+  expect_false(sent(either, list(v = I(1)))$isError)
+  r <- sent(either, list(v = NA))
+  expect_match(r$error, "got null", fixed = TRUE)
+  expect_match(r$error, "declare such a field nullable (type_number(nullable = TRUE)", fixed = TRUE)
+})
+
+test_that("a tool's structured results follow its schema through a real server", {
+  cars <- function(hp) list(cars = rownames(mtcars)[mtcars$hp > hp])
+  cars <- tool(cars, "Cars with more horsepower",
+    arguments = list(hp = type_number()),
+    output_schema = type_object(cars = type_array(type_string()))
+  )
+  ozone <- tool(function(month) airquality[airquality$Month == month, c("Day", "Ozone")],
+    "Ozone by day", name = "ozone",
+    arguments = list(month = type_integer()),
+    output_schema = type_array(type_object(Day = type_integer(), Ozone = type_integer(nullable = TRUE)))
+  )
+  fastest <- tool(function(above) list(hp = mtcars$hp[mtcars$hp > above]),
+    "The horsepower of the one car above a bound", name = "fastest",
+    arguments = list(above = type_number()),
+    output_schema = type_object(hp = type_number())
+  )
+  client <- mcp_client(list(cars, ozone, fastest))
+  withr::defer(mcp_close(client))
+  expect_equal(mcp_call(client, "cars", hp = 250)$structured$cars, list("Ford Pantera L", "Maserati Bora"))
+  expect_equal(mcp_call(client, "cars", hp = 300)$structured$cars, list("Maserati Bora"))
+  expect_equal(mcp_call(client, "cars", hp = 400)$structured$cars, list())
+  # Before 2026-07-28 an array travels as `{"result": [...]}`.
+  may <- mcp_call(client, "ozone", month = 5L)$structured$result
+  expect_length(may, 31)
+  expect_null(may[[5]]$Ozone)
+  expect_equal(may[[1]]$Ozone, 41L)
+  expect_equal(mcp_call(client, "fastest", above = 300)$structured$hp, 335)
+  none <- mcp_call(client, "fastest", above = 400)
+  expect_true(none$is_error)
+  expect_match(none$text, "field `$hp` is a zero-length vector", fixed = TRUE)
+})

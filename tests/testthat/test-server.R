@@ -2,7 +2,7 @@
 skip_on_cran()
 
 test_that("the official wire schemas are there to check every message against", {
-  # In the repository (tests/e2e/schemas); their absence is a failure.
+  # In tests/testthat/schemas, in the tarball too; their absence is a failure.
   dir <- schema_dir()
   expect_true(all(file.exists(file.path(dir, schema_revisions, "schema.json"))))
   # And each accepts a good result and rejects a bad one.
@@ -277,6 +277,31 @@ test_that("a client that closes the server's stdout ends it at once, queued call
   expect_false(client$proc$is_alive())
 })
 
+test_that("a client that closes stdin and never reads a large answer lets the server exit", {
+  script <- server_script(c(
+    "rows <- function(n) data.frame(id = seq_len(n), x = seq_len(n) / 7, name = sprintf('row%06d', seq_len(n)))",
+    "mcp_server(list(tool(rows, 'A large table', arguments = list(n = type_integer()))))"
+  ))
+  client <- start_server(script)
+  initialize(client)
+  send(client, list(jsonrpc = "2.0", id = 1L, method = "tools/call",
+    params = list(name = "rows", arguments = list(n = 300000L))))
+  # The answer (about 16 MB) is being written once stdout has data: the
+  # tool is done. Nothing reads it, so the server's writer blocks.
+  deadline <- Sys.time() + 60
+  while (client$proc$poll_io(1000)[["output"]] != "ready" && Sys.time() < deadline) {
+    client$proc$read_error()
+  }
+  expect_equal(client$proc$poll_io(0)[["output"]], "ready")
+  close(client$proc$get_input_connection())
+  closed <- Sys.time()
+  # The server gives the client its drain bound (5 s) and exits.
+  client$proc$wait(30000)
+  waited <- as.numeric(difftime(Sys.time(), closed, units = "secs"))
+  expect_false(client$proc$is_alive())
+  expect_lt(waited, 10)
+})
+
 # Whether the client sees the end of the server's stdout within `timeout`.
 stdout_ends <- function(client, timeout = 10) {
   deadline <- Sys.time() + timeout
@@ -439,4 +464,20 @@ test_that("a forked child's copy of the server never waits for the client", {
   expect_equal(request(client, "p", "ping")$id, "p")
   expect_equal(finish(client), 0L)
   expect_log_valid(client)
+})
+
+test_that("a tool that calls quit() gets its call answered, and says so on stderr", {
+  script <- server_script(c(
+    "bye <- function() { quit(save = 'no', status = 0); 'not reached' }",
+    "mcp_server(list(tool(bye, 'Ends R')))"
+  ))
+  client <- start_server(script)
+  initialize(client)
+  r <- call_tool(client, 1, "bye")
+  expect_true(r$result$isError)
+  expect_match(r$result$content[[1]]$text, "The tool \"bye\" ended the R process", fixed = TRUE)
+  expect_match(r$result$content[[1]]$text, "quit()", fixed = TRUE)
+  client$proc$wait(10000)
+  expect_false(client$proc$is_alive())
+  expect_match(client$proc$read_all_error(), "the tool \"bye\" ended the R process (it called quit() or q())", fixed = TRUE)
 })

@@ -129,3 +129,62 @@ test_that("type_ignore() is optional and prints", {
   expect_output(print(type_ignore()), "<type_ignore>")
   expect_output(print(type_number("x")), '<type_number> {"type":"number","description":"x"}', fixed = TRUE)
 })
+
+test_that("nullable = TRUE lets null stand too, in the schema of every helper", {
+  expect_equal(json_of(type_number(nullable = TRUE)), '{"type":["number","null"]}')
+  expect_equal(json_of(type_integer("Ozone", nullable = TRUE)), '{"type":["integer","null"],"description":"Ozone"}')
+  expect_equal(json_of(type_boolean(nullable = TRUE)), '{"type":["boolean","null"]}')
+  expect_equal(json_of(type_string(required = FALSE, nullable = TRUE)), '{"type":["string","null"]}')
+  expect_equal(json_of(type_enum(c("a", "b"), nullable = TRUE)), '{"type":["string","null"],"enum":["a","b",null]}')
+  expect_equal(json_of(type_enum(list("a", 1), nullable = TRUE)), '{"enum":["a",1,null]}')
+  expect_equal(
+    json_of(type_enum(c("a", "b"), titles = c("A", "B"), nullable = TRUE)),
+    '{"type":["string","null"],"oneOf":[{"const":"a","title":"A"},{"const":"b","title":"B"},{"const":null}]}'
+  )
+  expect_equal(json_of(type_array(type_number(), nullable = TRUE)), '{"type":["array","null"],"items":{"type":"number"}}')
+  expect_equal(
+    json_of(type_object(x = type_number(), .nullable = TRUE)),
+    '{"type":["object","null"],"properties":{"x":{"type":"number"}},"required":["x"],"additionalProperties":false}'
+  )
+  # Without it, the helpers keep mcplite's fields.
+  expect_null(type_number()$nullable)
+  expect_true(type_number(nullable = TRUE)$nullable)
+  expect_error(type_number(nullable = NA), "`nullable` must be TRUE or FALSE.", fixed = TRUE)
+  expect_error(type_object(.nullable = "yes"), "`nullable` must be TRUE or FALSE.", fixed = TRUE)
+  # mcplite's positional arguments still mean what they meant.
+  expect_false(type_number("d", FALSE)$required)
+  expect_equal(type_enum(c("a", "b"), "d", FALSE)$description, "d")
+})
+
+test_that("definitions with nullable types are valid for clients of every revision", {
+  f <- function(x, y = NULL) x
+  t <- tool(f, "d",
+    arguments = list(x = type_number(nullable = TRUE), y = type_enum(c("a", "b"), nullable = TRUE, required = FALSE)),
+    output_schema = type_object(v = type_array(type_integer(nullable = TRUE), nullable = TRUE), .nullable = TRUE)
+  )
+  for (rev in schema_revisions) {
+    json <- tool_definition(t, rev, pretty = FALSE)
+    expect_length(mcpserver:::json_schema_problems_(definition_schema(rev, "Tool"), json), 0)
+    def <- jsonlite::fromJSON(json, simplifyVector = FALSE)
+    expect_equal(def$inputSchema$properties$x$type, list("number", "null"))
+    # Before 2026-07-28 an output schema must have an object root: a
+    # nullable one travels wrapped, as arrays do.
+    if (rev %in% c("2025-06-18", "2025-11-25")) expect_equal(def$outputSchema$type, "object")
+  }
+})
+
+test_that("a required nullable argument sent as null arrives as NA of its type", {
+  f <- function(n, x, s, b, v) NULL
+  spec <- list(attr(tool(f, "d", arguments = list(
+    n = type_integer(nullable = TRUE), x = type_number(nullable = TRUE), s = type_string(nullable = TRUE),
+    b = type_boolean(nullable = TRUE), v = type_array(type_number(nullable = TRUE))
+  )), "mcpserver_tool"))
+  args <- mcpserver:::arguments_for_test_(spec, 1L, '{"n":null,"x":null,"s":null,"b":null,"v":[1,null]}')
+  expect_identical(args, list(n = NA_integer_, x = NA_real_, s = NA_character_, b = NA, v = c(1, NA)))
+  args <- mcpserver:::arguments_for_test_(spec, 1L, '{"n":2,"x":1.5,"s":"a","b":true,"v":[]}')
+  expect_identical(args, list(n = 2L, x = 1.5, s = "a", b = TRUE, v = numeric(0)))
+  # An array sent as null arrives as NULL; an undeclared argument is left out.
+  g <- function(v, ...) NULL
+  spec <- list(attr(tool(g, "d", arguments = list(v = type_array(type_number(), nullable = TRUE))), "mcpserver_tool"))
+  expect_identical(mcpserver:::arguments_for_test_(spec, 1L, '{"v":null,"w":null}'), list(v = NULL))
+})

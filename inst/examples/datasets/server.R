@@ -84,7 +84,7 @@ mcp_server(
     )
   ),
   prompts = list(
-    prompt(explore,
+    prompt_template(explore,
       description = "Explore a data set step by step",
       arguments = list(
         dataset = prompt_argument("A data frame of the datasets package", title = "Data set"),
@@ -92,7 +92,7 @@ mcp_server(
       ),
       complete = list(dataset = complete_dataset)
     ),
-    prompt(compare,
+    prompt_template(compare,
       description = "Plot two columns of a data set against each other and discuss them",
       arguments = list(dataset = "A data frame of the datasets package", x = "Column on the x axis", y = "Column on the y axis"),
       complete = list(dataset = complete_dataset, x = complete_column, y = complete_column)

@@ -157,8 +157,9 @@ impl Backpressure {
     /// The reader's wait before it takes the next message: returns at once
     /// while there is room for what it may bring; once there is not, when
     /// the queued calls are down to [`Limits::calls_to_resume`] and the
-    /// output under its bound, or the server is stopping.
-    pub fn wait_for_input_room(&self) {
+    /// output under its bound, or the server is stopping, or `give_up`
+    /// (asked every `tick` meanwhile) says so.
+    pub fn wait_for_input_room(&self, tick: Duration, mut give_up: impl FnMut() -> bool) {
         let mut load = self.lock();
         if !load.input_full(&self.limits) || load.closed {
             return;
@@ -170,7 +171,14 @@ impl Backpressure {
         };
         load.waiters += 1;
         while !load.input_resumes(&self.limits) && !load.closed {
-            load = self.eased.wait(load).unwrap_or_else(|p| p.into_inner());
+            let (next, waited) = self
+                .eased
+                .wait_timeout(load, tick)
+                .unwrap_or_else(|p| p.into_inner());
+            load = next;
+            if waited.timed_out() && give_up() {
+                break;
+            }
         }
         load.waiters -= 1;
     }
@@ -219,7 +227,7 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         let bp = bp.clone();
         std::thread::spawn(move || {
-            bp.wait_for_input_room();
+            bp.wait_for_input_room(LONG, || false);
             let _ = tx.send(());
         });
         rx
@@ -297,6 +305,24 @@ mod tests {
         waiting
             .recv_timeout(LONG)
             .expect("calls were under their bound all along");
+    }
+
+    #[test]
+    fn a_waiting_reader_gives_up_when_asked() {
+        let bp = Arc::new(Backpressure::new(small()));
+        bp.output_queued(500);
+        let (tx, rx) = mpsc::channel();
+        let (bp2, asked) = (bp.clone(), Arc::new(std::sync::atomic::AtomicUsize::new(0)));
+        let counted = asked.clone();
+        std::thread::spawn(move || {
+            bp2.wait_for_input_room(Duration::from_millis(10), || {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 2
+            });
+            let _ = tx.send(());
+        });
+        rx.recv_timeout(LONG).expect("gave up");
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 3);
+        assert!(bp.output_full(), "still full: it gave up, nothing eased");
     }
 
     #[test]

@@ -401,7 +401,8 @@ fn compile_tool(def: ToolDef, key: usize) -> Result<Tool, String> {
     let output_validator = match &def.output_schema {
         Some(s) => Some(
             Checker::compile(s)
-                .map_err(|e| format!("Tool \"{}\": invalid output schema: {e}", def.name))?,
+                .map_err(|e| format!("Tool \"{}\": invalid output schema: {e}", def.name))?
+                .naming(crate::validation::Naming::Fields),
         ),
         None => None,
     };

@@ -195,13 +195,26 @@ pub fn check_output(tool: &Tool, result: &ToolResult) -> Result<(), OutputSchema
     let Err(problems) = validator.read(raw.get(), false) else {
         return Ok(());
     };
-    let problems = problems.lines();
+    let hints = &tool.def.output_hints;
+    let advice: Vec<&str> = [
+        (problems.kinds.not_an_array, &hints.not_an_array),
+        (problems.kinds.null, &hints.null),
+    ]
+    .into_iter()
+    .filter_map(|(found, hint)| if found { hint.as_deref() } else { None })
+    .collect();
+    let lines = problems.lines();
+    let mut message = format!(
+        "Tool \"{name}\" returned structured content that does not match its output schema: {}",
+        lines.join("; ")
+    );
+    for hint in advice {
+        message.push_str(". ");
+        message.push_str(hint);
+    }
     Err(OutputSchemaViolation {
-        message: format!(
-            "Tool \"{name}\" returned structured content that does not match its output schema: {}",
-            problems.join("; ")
-        ),
-        data: json!({ "tool": name, "problems": problems }),
+        message,
+        data: json!({ "tool": name, "problems": lines }),
     })
 }
 
@@ -486,6 +499,56 @@ mod tests {
         result.structured = raw(r#"{"sum":3}"#);
         check_output(tool, &result).unwrap();
         check_output(tool, &ToolResult::error("failed")).unwrap();
+    }
+
+    #[test]
+    fn output_problems_name_fields_and_add_the_embedders_advice() {
+        let schema = json!({"type":"object","properties":{
+            "sum":{"type":"number"},"tags":{"type":"array","items":{"type":"string"}},
+            "row":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}},
+            "required":["sum"],"additionalProperties":false});
+        let reg = Registry::new(vec![ToolDef {
+            name: "t".into(),
+            input_schema: json!({"type":"object"}),
+            output_schema: Some(schema),
+            output_hints: crate::tool::OutputHints {
+                not_an_array: Some("Wrap it".into()),
+                null: Some("Declare it nullable".into()),
+            },
+            ..ToolDef::default()
+        }])
+        .unwrap();
+        let tool = reg.tool(0);
+        let check = |text: &str| {
+            let result = ToolResult {
+                content: vec![Block::text("{}")],
+                structured: raw(text),
+                is_error: false,
+                meta: None,
+            };
+            check_output(tool, &result).unwrap_err().message
+        };
+        let message = check(r#"{"extra":1,"row":{}}"#);
+        assert!(
+            message.contains(r#"missing required field "sum""#),
+            "{message}"
+        );
+        assert!(message.contains(r#"unexpected field "extra""#), "{message}");
+        assert!(
+            message.contains(r#"row: missing required field "n""#),
+            "{message}"
+        );
+        assert!(!message.contains("argument") && !message.contains("Wrap it"));
+        let message = check(r#"{"sum":1,"tags":"a"}"#);
+        assert!(
+            message.ends_with(r#"tags: expected an array, got "a". Wrap it"#),
+            "{message}"
+        );
+        let message = check(r#"{"sum":null,"tags":"a"}"#);
+        assert!(
+            message.ends_with(". Wrap it. Declare it nullable"),
+            "{message}"
+        );
     }
 
     #[test]

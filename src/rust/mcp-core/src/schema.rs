@@ -102,8 +102,22 @@ pub fn pointer_to_path(pointer: &str) -> String {
 /// `prefix` is the JSON pointer of the value the error's own path starts
 /// from (empty for the root).
 pub fn describe_at(prefix: &str, e: &ValidationError) -> String {
+    describe_named(prefix, e, crate::validation::Naming::Arguments)
+}
+
+/// As [`describe_at`], with the members named as `naming` says.
+pub fn describe_named(
+    prefix: &str,
+    e: &ValidationError,
+    naming: crate::validation::Naming,
+) -> String {
     let path = pointer_to_path(&format!("{prefix}{}", e.instance_path().as_str()));
     let at_root = path.is_empty();
+    let member = match (naming, at_root) {
+        (crate::validation::Naming::Fields, _) => "field",
+        (_, true) => "argument",
+        (_, false) => "property",
+    };
     let body = match e.kind() {
         ValidationErrorKind::Type { kind } => {
             format!(
@@ -113,11 +127,10 @@ pub fn describe_at(prefix: &str, e: &ValidationError) -> String {
             )
         }
         ValidationErrorKind::Required { property } => {
-            let what = if at_root { "argument" } else { "property" };
-            format!("missing required {what} {property}")
+            format!("missing required {member} {property}")
         }
         ValidationErrorKind::AdditionalProperties { unexpected } => {
-            let what = if at_root { "argument" } else { "property" };
+            let what = member;
             let plural = if unexpected.len() == 1 { "" } else { "s" };
             let mut names: Vec<String> = unexpected
                 .iter()
@@ -149,6 +162,14 @@ pub fn describe_at(prefix: &str, e: &ValidationError) -> String {
         body
     } else {
         format!("{path}: {body}")
+    }
+}
+
+/// Whether a type error's expected types include `array`.
+pub fn expects_array(kind: &TypeKind) -> bool {
+    match kind {
+        TypeKind::Single(t) => t.as_str() == "array",
+        TypeKind::Multiple(set) => set.iter().any(|t| t.as_str() == "array"),
     }
 }
 

@@ -48,7 +48,9 @@ const FORKED: &str = "a process forked from the server cannot talk to the client
 /// of them makes one notification per list.
 const CHANGE_GATHERING: Duration = Duration::from_millis(50);
 
-/// How long `stop` waits for the writer to deliver what is queued.
+/// How long `stop` waits for the writer to deliver what is queued, and how
+/// long after the end of input a client that reads nothing is waited for
+/// (see [`Server::poll`]): past it, the client counts as gone.
 const WRITER_DRAIN: Duration = Duration::from_secs(5);
 
 /// The answer to an input request, or why there is none.
@@ -160,6 +162,13 @@ struct Shared {
     /// Where the answer to each waiting job's input request goes.
     replies: Mutex<HashMap<JobId, mpsc::Sender<Answer>>>,
     input_ended: AtomicBool,
+    /// When input ended, for the bound on waiting for a client that has
+    /// stopped reading.
+    input_ended_at: Mutex<Option<Instant>>,
+    /// Serving ended because the client read nothing for
+    /// [`WRITER_DRAIN`] after input ended: the writer is stuck, and `stop`
+    /// waits for it no longer.
+    stalled: AtomicBool,
     /// Serving is ending early (the client stopped reading, or a thread
     /// panicked): queued calls are dropped unrun.
     closing: AtomicBool,
@@ -508,6 +517,7 @@ impl Shared {
                     e.on_oversized(&prefix, length, out)
                 }),
             Inbound::End(_) => {
+                lock(&self.input_ended_at).get_or_insert_with(Instant::now);
                 self.input_ended.store(true, Ordering::Release);
                 self.step(Cause::Inbound(None), |e, out| {
                     e.on_eof(out);
@@ -777,6 +787,8 @@ impl Core {
             board: Arc::new(Board::new(interrupter)),
             replies: Mutex::new(HashMap::new()),
             input_ended: AtomicBool::new(false),
+            input_ended_at: Mutex::new(None),
+            stalled: AtomicBool::new(false),
             closing: AtomicBool::new(false),
             failure: Mutex::new(None),
             stop_reader: Arc::new(AtomicBool::new(false)),
@@ -983,6 +995,8 @@ impl Server {
             let wait = tick.min(deadline.saturating_duration_since(Instant::now()));
             let next = if self.shared.pressure.wait_for_output_room(wait) {
                 self.next_turn(wait)
+            } else if let Some(end) = self.output_stalled() {
+                return end;
             } else {
                 Err(mpsc::RecvTimeoutError::Timeout)
             };
@@ -1059,6 +1073,34 @@ impl Server {
                 }
             }
         }
+    }
+
+    /// The client has not read what is queued for it, so no call starts.
+    /// Whether serving is over all the same: with input ended and every
+    /// call answered there is nothing left for R (`stop` then gives the
+    /// writer its time); with calls still queued, the client is waited for
+    /// at most [`WRITER_DRAIN`] after input ended, then counts as gone
+    /// (queued calls are dropped unrun), so a client that closes its input
+    /// and never reads cannot keep the server alive.
+    fn output_stalled(&self) -> Option<Polled> {
+        if !self.shared.input_ended.load(Ordering::Acquire) {
+            return None;
+        }
+        if lock(&self.shared.jobs).is_none() {
+            // The queue closed: every call read has been answered.
+            return Some(self.shared.ended_early());
+        }
+        let ended_at = (*lock(&self.shared.input_ended_at))?;
+        if ended_at.elapsed() < WRITER_DRAIN {
+            return None;
+        }
+        self.shared
+            .trace
+            .note("input ended and the client has read nothing since; dropping queued calls");
+        self.shared.stalled.store(true, Ordering::SeqCst);
+        self.shared.end_early();
+        lock(&self.turns).clear();
+        Some(self.shared.ended_early())
     }
 
     /// The job whose turn it is, waiting up to `wait` for one: every job
@@ -1328,7 +1370,12 @@ impl Server {
         lock(&self.shared.jobs).take();
         // Closing the writer's channel lets it drain and exit.
         lock(&self.shared.writer).take();
-        let _ = self.writer_done.recv_timeout(WRITER_DRAIN);
+        let drain = if self.shared.stalled.load(Ordering::SeqCst) {
+            Duration::ZERO
+        } else {
+            WRITER_DRAIN
+        };
+        let _ = self.writer_done.recv_timeout(drain);
         if let Some(w) = self.writer.take() {
             if self.writer_done.try_recv() == Err(mpsc::TryRecvError::Disconnected) {
                 let _ = w.join();

@@ -68,6 +68,19 @@ pub struct ToolDef {
     pub meta: Option<Map<String, Value>>,
     pub task_support: TaskSupport,
     pub timeout: Option<Duration>,
+    /// Advice added to the error for a result that breaks the output
+    /// schema, in the words of the embedder's language.
+    pub output_hints: OutputHints,
+}
+
+/// What to say, besides the problems, when a structured result breaks its
+/// output schema: how the embedder's values become the JSON at fault.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OutputHints {
+    /// When a value the schema wants as an array is not one.
+    pub not_an_array: Option<String>,
+    /// When `null` stands where the schema does not allow it.
+    pub null: Option<String>,
 }
 
 /// mcplite's wording of the name rule, kept word for word so that scripts
@@ -202,6 +215,7 @@ mod tests {
             meta: Some(json!({"k":1}).as_object().unwrap().clone()),
             task_support: TaskSupport::Optional,
             timeout: None,
+            output_hints: OutputHints::default(),
         }
     }
 

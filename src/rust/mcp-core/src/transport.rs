@@ -34,6 +34,27 @@ const IDLE_CHECK: Duration = Duration::from_millis(250);
 /// which an idle writer does so (see [`return_freed_memory`]).
 const TRIM_AFTER: usize = 1024 * 1024;
 
+/// While the reader waits for room, how often it looks whether the client
+/// has closed its end of the input.
+const HANGUP_CHECK: Duration = Duration::from_millis(100);
+
+/// Whether the client has closed its end of the input behind `fd` (the
+/// data it wrote before may still wait to be read).
+fn input_hung_up(fd: RawFd) -> bool {
+    #[cfg(target_os = "linux")]
+    const HANGUP: libc::c_short = libc::POLLHUP | libc::POLLRDHUP;
+    #[cfg(not(target_os = "linux"))]
+    const HANGUP: libc::c_short = libc::POLLHUP;
+    let mut pfd = libc::pollfd {
+        fd,
+        events: HANGUP & !libc::POLLHUP,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd; a zero timeout does not block.
+    let ready = unsafe { libc::poll(&mut pfd, 1, 0) };
+    ready > 0 && pfd.revents & HANGUP != 0
+}
+
 /// Whether the reading end of the pipe behind `fd` has been closed.
 fn peer_closed(fd: RawFd) -> bool {
     let mut pfd = libc::pollfd {
@@ -192,7 +213,11 @@ pub struct Events {
 }
 
 /// Starts the reader thread. It stops at end of input or when `stop` is
-/// set, and waits before each message while the server holds too much.
+/// set, and waits before each message while the server holds too much,
+/// unless the client has closed its end of the input: what is left to read
+/// is then only what the pipe holds, and reading it is the way to the end
+/// of input, which a client that also stopped reading would otherwise
+/// never let the server reach.
 pub fn spawn_reader(
     input: File,
     max_line: usize,
@@ -204,9 +229,16 @@ pub fn spawn_reader(
     let file = HiddenFile::new(input);
     let Events { pressure, on_panic } = events;
     threads::spawn("reader", on_panic, move || {
+        let fd = file.as_raw_fd();
         let mut reader = LineReader::new(StoppableInput { file, stop }, max_line);
+        let mut hung_up = false;
         loop {
-            pressure.wait_for_input_room();
+            if !hung_up {
+                pressure.wait_for_input_room(HANGUP_CHECK, || {
+                    hung_up = input_hung_up(fd);
+                    hung_up
+                });
+            }
             match reader.next_frame() {
                 Ok(Some(frame)) => {
                     trace.inbound(&frame);

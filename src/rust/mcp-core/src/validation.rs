@@ -87,6 +87,30 @@ const DATA_KEYWORDS: &[&str] = &["enum", "const", "default", "examples"];
 pub struct Problems {
     pub listed: Vec<String>,
     pub rest: Rest,
+    /// Which of the listed problems an embedder may explain further.
+    pub kinds: ProblemKinds,
+}
+
+/// Kinds of problem among those listed, for advice on fixing them (an
+/// embedder knows how its values become JSON; see
+/// [`crate::tool::OutputHints`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ProblemKinds {
+    /// A value that is not an array where the schema wants one.
+    pub not_an_array: bool,
+    /// `null` where the schema does not allow it.
+    pub null: bool,
+}
+
+/// What the members of the root object are called in problems:
+/// `missing required argument "x"`, or `missing required field "x"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Naming {
+    /// Tool arguments: `argument` at the root, `property` below.
+    #[default]
+    Arguments,
+    /// Fields of a result, at every depth.
+    Fields,
 }
 
 /// What lies beyond the listed problems.
@@ -129,6 +153,7 @@ pub struct Checker {
     plan: Option<Node>,
     /// The root's `required` names (which members may be dropped as null).
     required: Vec<String>,
+    naming: Naming,
 }
 
 enum Node {
@@ -183,14 +208,22 @@ impl Checker {
             root,
             plan,
             required,
+            naming: Naming::Arguments,
         })
+    }
+
+    /// The same checker, calling members fields in its problems (for
+    /// results rather than arguments).
+    pub fn naming(mut self, naming: Naming) -> Checker {
+        self.naming = naming;
+        self
     }
 
     /// Reads the JSON `text` and checks it. With `drop_optional_nulls`, a
     /// root member that is `null` and not required is left out (for tool
     /// arguments, where `null` means "not given").
     pub fn read(&self, text: &str, drop_optional_nulls: bool) -> Result<Value, Problems> {
-        let mut walk = Walk::default();
+        let mut walk = Walk::named(self.naming);
         let mut read = match &self.plan {
             Some(plan) => self.read_planned(&walk, plan, text, drop_optional_nulls),
             None => self.read_whole(&walk, text, drop_optional_nulls),
@@ -198,12 +231,13 @@ impl Checker {
         if walk.repeated_name.get() {
             // A name given twice: its first value was checked (and kept)
             // before the second replaced it. Parsed whole, the last wins.
-            walk = Walk::default();
+            walk = Walk::named(self.naming);
             read = self.read_whole(&walk, text, drop_optional_nulls);
         }
         let read = read.map_err(|e| Problems {
             listed: vec![format!("not readable JSON: {e}")],
             rest: Rest::Nothing,
+            kinds: ProblemKinds::default(),
         })?;
         let found = walk.found.into_inner();
         match read {
@@ -211,6 +245,7 @@ impl Checker {
             _ => Err(Problems {
                 listed: found.listed,
                 rest: found.rest,
+                kinds: found.kinds,
             }),
         }
     }
@@ -395,11 +430,13 @@ struct Walk {
     path: RefCell<String>,
     /// An object named a member twice (read whole again to decide).
     repeated_name: Cell<bool>,
+    naming: Naming,
 }
 
 struct Found {
     listed: Vec<String>,
     rest: Rest,
+    kinds: ProblemKinds,
 }
 
 impl Default for Found {
@@ -407,11 +444,19 @@ impl Default for Found {
         Found {
             listed: Vec::new(),
             rest: Rest::Nothing,
+            kinds: ProblemKinds::default(),
         }
     }
 }
 
 impl Walk {
+    fn named(naming: Naming) -> Walk {
+        Walk {
+            naming,
+            ..Walk::default()
+        }
+    }
+
     /// Enough is known: the rest of the input is only skipped.
     fn stopped(&self) -> bool {
         self.found.borrow().rest != Rest::Nothing
@@ -423,8 +468,15 @@ impl Walk {
             return;
         }
         if found.listed.len() < MAX_LISTED {
-            let line = schema::describe_at(&self.path.borrow(), error);
+            let line = schema::describe_named(&self.path.borrow(), error, self.naming);
             found.listed.push(line);
+            if let jsonschema::error::ValidationErrorKind::Type { kind } = error.kind() {
+                if error.instance().is_null() {
+                    found.kinds.null = true;
+                } else if schema::expects_array(kind) && !error.instance().is_array() {
+                    found.kinds.not_an_array = true;
+                }
+            }
         } else {
             found.rest = Rest::More;
         }

@@ -918,3 +918,130 @@ fn stopping_twice_waits_for_the_writer_only_once() {
     );
     drop(client_in);
 }
+
+// --- End of input with a client that reads nothing ------------------------
+
+/// A server whose client writes to it but never reads what it writes, and
+/// the client's end of the server's stdout (kept open, unread).
+fn start_unread(max_queued_output: usize) -> (Server, File, File) {
+    let mut config = Config::default();
+    config.limits.max_queued_output = max_queued_output;
+    start_raw(config, Interrupter::new(|| {}, || {}))
+}
+
+fn send_line(to: &mut File, msg: Value) {
+    writeln!(to, "{msg}").unwrap();
+}
+
+fn initialize(to: &mut File) {
+    send_line(
+        to,
+        json!({"jsonrpc":"2.0","id":"init","method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
+    );
+}
+
+/// An answer far larger than the pipe to the client holds: the writer
+/// blocks in write(2) until the client reads, which it never does.
+fn answer_too_large_for_the_pipe(server: &Server, job: &mcp_core::engine::Job) {
+    server.complete(job.id, done_text(&"x".repeat(2 * 1024 * 1024)));
+}
+
+/// Polls as R does, for at most `limit`; what it said and when.
+fn poll_within(server: &Server, limit: Duration) -> (Polled, Duration) {
+    let t0 = Instant::now();
+    loop {
+        let polled = server.poll(
+            Duration::from_millis(200),
+            Duration::from_millis(10),
+            || false,
+        );
+        match polled {
+            Polled::Idle if t0.elapsed() < limit => continue,
+            other => return (other, t0.elapsed()),
+        }
+    }
+}
+
+#[test]
+fn end_of_input_ends_serving_though_the_client_never_reads_the_last_answer() {
+    let (mut server, mut to_server, from_server) = start_unread(64 * 1024);
+    initialize(&mut to_server);
+    send_line(&mut to_server, call(1, "echo"));
+    let job = next_job(&server);
+    answer_too_large_for_the_pipe(&server, &job);
+    std::thread::sleep(Duration::from_millis(200));
+    let ended = Instant::now();
+    drop(to_server);
+    // Everything read is answered: R has nothing left to run, however long
+    // the client takes to read (it never will).
+    let (polled, waited) = poll_within(&server, Duration::from_secs(20));
+    assert!(matches!(polled, Polled::Finished), "{polled:?}");
+    assert!(waited < Duration::from_secs(2), "poll took {waited:?}");
+    // The writer gets its bound, no more.
+    server.stop();
+    let total = ended.elapsed();
+    assert!(
+        total < Duration::from_secs(8),
+        "stopped {total:?} after input ended"
+    );
+    drop(from_server);
+}
+
+#[test]
+fn calls_queued_behind_unread_output_are_dropped_soon_after_input_ends() {
+    let (mut server, mut to_server, from_server) = start_unread(64 * 1024);
+    initialize(&mut to_server);
+    send_line(&mut to_server, call(1, "echo"));
+    send_line(&mut to_server, call(2, "echo"));
+    let job = next_job(&server);
+    assert_eq!(
+        job.context.request_id,
+        mcp_core::jsonrpc::RequestId::from_number(1)
+    );
+    answer_too_large_for_the_pipe(&server, &job);
+    std::thread::sleep(Duration::from_millis(200));
+    let ended = Instant::now();
+    drop(to_server);
+    // Call 2 waits for room the client never makes: after the drain bound
+    // the client counts as gone, and call 2 never runs.
+    let (polled, waited) = poll_within(&server, Duration::from_secs(20));
+    assert!(matches!(polled, Polled::Finished), "{polled:?}");
+    assert!(
+        waited >= Duration::from_secs(4) && waited < Duration::from_secs(8),
+        "poll took {waited:?}"
+    );
+    // The writer is stuck: stopping does not wait for it again.
+    server.stop();
+    let total = ended.elapsed();
+    assert!(
+        total < Duration::from_secs(9),
+        "stopped {total:?} after input ended"
+    );
+    drop(from_server);
+}
+
+#[test]
+fn end_of_input_is_seen_while_the_reader_waits_for_room() {
+    let (mut server, mut to_server, from_server) = start_unread(64 * 1024);
+    initialize(&mut to_server);
+    send_line(&mut to_server, call(1, "echo"));
+    let job = next_job(&server);
+    answer_too_large_for_the_pipe(&server, &job);
+    std::thread::sleep(Duration::from_millis(300));
+    // The reader waits for the output to drain before it reads these, and
+    // then the client closes its end.
+    send_line(
+        &mut to_server,
+        json!({"jsonrpc":"2.0","id":"p","method":"ping"}),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let ended = Instant::now();
+    drop(to_server);
+    let (polled, waited) = poll_within(&server, Duration::from_secs(20));
+    assert!(matches!(polled, Polled::Finished), "{polled:?}");
+    assert!(waited < Duration::from_secs(3), "poll took {waited:?}");
+    server.stop();
+    assert!(ended.elapsed() < Duration::from_secs(9));
+    drop(from_server);
+}

@@ -143,15 +143,48 @@ thread_local! {
     static ACTIVE: RefCell<Option<Background>> = const { RefCell::new(None) };
 }
 
+/// A connected pair of non-blocking, close-on-exec Unix sockets.
 fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0 as c_int; 2];
-    let kind = libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
     // SAFETY: two descriptors are written into `fds` on success.
-    if unsafe { libc::socketpair(libc::AF_UNIX, kind, 0, fds.as_mut_ptr()) } != 0 {
+    if unsafe { libc::socketpair(libc::AF_UNIX, socket_kind(), 0, fds.as_mut_ptr()) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
     // SAFETY: fresh descriptors, each owned once.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    let pair = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    #[cfg(target_vendor = "apple")]
+    for fd in [&pair.0, &pair.1] {
+        nonblocking_cloexec(fd.as_raw_fd())?;
+    }
+    Ok(pair)
+}
+
+#[cfg(not(target_vendor = "apple"))]
+fn socket_kind() -> c_int {
+    libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC
+}
+
+/// macOS takes no flags at creation: they are set just after, on R's main
+/// thread, the only one that forks.
+#[cfg(target_vendor = "apple")]
+fn socket_kind() -> c_int {
+    libc::SOCK_STREAM
+}
+
+#[cfg(target_vendor = "apple")]
+fn nonblocking_cloexec(fd: RawFd) -> std::io::Result<()> {
+    // SAFETY: flag changes on a descriptor we own.
+    let done = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0
+            && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
+            && libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) == 0
+    };
+    if done {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// Reads whatever wake-up bytes are waiting (the socket is non-blocking).
@@ -278,6 +311,29 @@ fn background_wake_after_(ms: f64) {
                 .set(Instant::now() + Duration::from_secs_f64(ms / 1000.0));
         }
     });
+}
+
+/// Whether the background server has news for R (a wake-up byte waits),
+/// taking it: for `mcp_client()`, which serves this session's own server
+/// while it waits for one of its answers (R's event loop does not run
+/// then). False when nothing serves in the background.
+pub fn take_wake_up() -> bool {
+    let fd = ACTIVE.with(|a| a.borrow().as_ref().map(|b| b.watched.as_raw_fd()));
+    let Some(fd) = fd else { return false };
+    let mut byte = 0u8;
+    // SAFETY: a non-blocking peek of one byte into a local.
+    let waiting = unsafe {
+        libc::recv(
+            fd,
+            (&mut byte as *mut u8).cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    } > 0;
+    if waiting {
+        drain(fd);
+    }
+    waiting
 }
 
 /// Whether a server is serving in the background in this session.

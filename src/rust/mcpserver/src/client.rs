@@ -15,6 +15,10 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// How often a client of this session's own background server looks
+/// whether that server has calls for R to run.
+const SERVING_SLICE: Duration = Duration::from_millis(2);
+
 /// How much of the server's stderr is kept for error messages.
 const STDERR_KEPT: usize = 16 * 1024;
 
@@ -188,6 +192,39 @@ pub struct McpClientHttp {
     client: HttpClient,
 }
 
+impl McpClientHttp {
+    /// The next message, waiting up to `timeout_ms`; with `serving`, also
+    /// until this session's background server has calls for R.
+    fn wait(&self, timeout_ms: f64, serving: bool) -> Robj {
+        let deadline = Instant::now() + check::seconds(timeout_ms / 1000.0);
+        let slice = if serving {
+            SERVING_SLICE
+        } else {
+            Duration::from_millis(20)
+        };
+        loop {
+            if serving && crate::background::take_wake_up() {
+                return List::from_pairs(vec![("serve", Robj::from(true))]).into();
+            }
+            let wait = slice.min(deadline.saturating_duration_since(Instant::now()));
+            match self.client.receive(wait) {
+                Received::Message(line) => return line.into(),
+                Received::Closed => {
+                    return List::from_pairs(vec![("closed", Robj::from(true))]).into()
+                }
+                Received::Timeout => {
+                    if crate::server::interrupt_pending() {
+                        return List::from_pairs(vec![("interrupted", Robj::from(true))]).into();
+                    }
+                    if Instant::now() >= deadline {
+                        return ().into();
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The options of the HTTP client, from R's checked values.
 pub fn http_options(
     token: Nullable<String>,
@@ -231,25 +268,16 @@ impl McpClientHttp {
     /// The next message from the server, as `McpClientProcess$receive()`.
     /// @noRd
     fn receive(&self, timeout_ms: f64) -> Robj {
-        let deadline = Instant::now() + check::seconds(timeout_ms / 1000.0);
-        loop {
-            let wait =
-                Duration::from_millis(20).min(deadline.saturating_duration_since(Instant::now()));
-            match self.client.receive(wait) {
-                Received::Message(line) => return line.into(),
-                Received::Closed => {
-                    return List::from_pairs(vec![("closed", Robj::from(true))]).into()
-                }
-                Received::Timeout => {
-                    if crate::server::interrupt_pending() {
-                        return List::from_pairs(vec![("interrupted", Robj::from(true))]).into();
-                    }
-                    if Instant::now() >= deadline {
-                        return ().into();
-                    }
-                }
-            }
-        }
+        self.wait(timeout_ms, false)
+    }
+
+    /// As `receive()`, for a client of this session's own background
+    /// server: returns `list(serve = TRUE)` as soon as that server has
+    /// calls for R to run, which R does before it waits again (the calls
+    /// need R's thread, which is waiting here).
+    /// @noRd
+    fn receive_serving(&self, timeout_ms: f64) -> Robj {
+        self.wait(timeout_ms, true)
     }
 
     /// What went wrong lately without an answer to show it (the HTTP

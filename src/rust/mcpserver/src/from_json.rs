@@ -163,13 +163,18 @@ pub fn check_arguments(args: &Map<String, Value>, shapes: &[(String, Shape)]) ->
 }
 
 /// The named list of arguments for a tool call: each declared argument by
-/// its shape, anything else raw; `null` arguments are left out so the R
-/// default applies.
+/// its shape, anything else raw. `null` arguments are left out so the R
+/// default applies, except those declared with a type: a `null` reaching
+/// here is one the schema allows for a required argument (the engine drops
+/// optional ones), which arrives as `NA` of its type, or `NULL`.
 ///
 /// # Safety
 /// R's main thread only. The result is unprotected.
 pub unsafe fn arguments(args: &Map<String, Value>, shapes: &[(String, Shape)]) -> SEXP {
-    let present: Vec<(&String, &Value)> = args.iter().filter(|(_, v)| !v.is_null()).collect();
+    let present: Vec<(&String, &Value)> = args
+        .iter()
+        .filter(|(name, v)| !v.is_null() || *shape_of(shapes, name) != Shape::Raw)
+        .collect();
     let list = Rf_protect(Rf_allocVector(SEXPTYPE::VECSXP, present.len() as isize));
     let names = Rf_protect(Rf_allocVector(SEXPTYPE::STRSXP, present.len() as isize));
     for (i, (name, value)) in present.iter().enumerate() {
@@ -221,6 +226,10 @@ pub unsafe fn build(value: &Value, shape: &Shape) -> SEXP {
         }
         (Shape::Array(item), Value::Array(items)) => list(items, item),
         (Shape::Object(_), Value::Object(map)) => object(map, shape),
+        // `null` where the schema allows it (`nullable = TRUE`): NA of the type.
+        (item, Value::Null) if item.is_scalar() => {
+            atomic_vector(std::slice::from_ref(value), item).unwrap_or(R_NilValue)
+        }
         _ => raw(value),
     }
 }

@@ -12,6 +12,7 @@ mod content;
 mod from_json;
 mod input;
 mod json;
+mod output;
 mod resource;
 mod result;
 mod rvalue;

@@ -3,6 +3,7 @@
 
 use crate::check::{self, is_flag, is_json_object};
 use crate::content::{read_block, read_meta};
+use crate::output::Node;
 use crate::rvalue::RValue;
 use crate::to_json;
 use crate::types::{element, field};
@@ -90,27 +91,44 @@ fn check_structured(x: RValue) -> Result<(), String> {
     check::serialisable(x, "structured_content")
 }
 
-/// Compact JSON of a structured value, as R would see it in a text block.
-fn structured_json(x: RValue) -> Result<String, String> {
-    if x.kind() == SEXPTYPE::VECSXP && x.len() == 0 {
+/// Compact JSON of a structured value, as R would see it in a text block;
+/// as the tool's output schema directs, if it has one.
+fn structured_json(x: RValue, output: Option<&Node>) -> Result<String, String> {
+    if x.kind() == SEXPTYPE::VECSXP && x.len() == 0 && x.names().is_null() {
         // `list()` stands for an empty object here, as in mcplite.
         return Ok("{}".into());
     }
-    to_json::to_json(x).map_err(|e| format!("`structured_content` must be JSON serializable: {e}"))
+    match output {
+        Some(plan) => to_json::to_json_directed(x, plan).map_err(|e| structured_failure(&e)),
+        None => to_json::to_json(x)
+            .map_err(|e| format!("`structured_content` must be JSON serializable: {e}")),
+    }
 }
 
-/// What a tool returned, turned into a result. Failures here are tool
-/// errors the model can read, never protocol errors.
-pub fn from_value(value: RValue, structured_output: bool) -> ToolResult {
-    match convert(value, structured_output) {
+/// Why a structured result could not be written, for the model and the
+/// tool's author.
+fn structured_failure(e: &to_json::MapError) -> String {
+    if e.mismatch {
+        format!("The structured result does not fit the tool's output schema: {e}.")
+    } else {
+        format!("Failed to convert tool result to JSON: {e}")
+    }
+}
+
+/// What a tool returned, turned into a result: structured content as
+/// `output` (the plan of the tool's output schema) directs, if the tool
+/// has one. Failures here are tool errors the model can read, never
+/// protocol errors.
+pub fn from_value(value: RValue, output: Option<&Node>) -> ToolResult {
+    match convert(value, output) {
         Ok(result) => result,
         Err(message) => ToolResult::error(message),
     }
 }
 
-fn convert(value: RValue, structured_output: bool) -> Result<ToolResult, String> {
+fn convert(value: RValue, output: Option<&Node>) -> Result<ToolResult, String> {
     if value.kind() == SEXPTYPE::VECSXP && value.inherits(APP_VALUE) {
-        let mut result = convert(field(value, "value"), structured_output)?;
+        let mut result = convert(field(value, "value"), output)?;
         if let Some(extra) = read_meta(field(value, "meta"))? {
             result
                 .meta
@@ -120,11 +138,10 @@ fn convert(value: RValue, structured_output: bool) -> Result<ToolResult, String>
         return Ok(result);
     }
     if let Some(class) = result_class(value) {
-        return from_tool_result(value, class);
+        return from_tool_result(value, class, output);
     }
-    if structured_output {
-        let json = to_json::to_json(value)
-            .map_err(|e| format!("Failed to convert tool result to JSON: {e}"))?;
+    if let Some(plan) = output {
+        let json = to_json::to_json_directed(value, plan).map_err(|e| structured_failure(&e))?;
         return Ok(ToolResult {
             content: vec![Block::text(json.clone())],
             structured: Some(raw(json)),
@@ -170,7 +187,7 @@ fn raw(json: String) -> Box<RawValue> {
 /// A `tool_result()` checked again, since it may have been edited or forged
 /// after it was built (or built by hand, as mcplite allows). `class` is the
 /// result class it carries, for the error message.
-fn from_tool_result(x: RValue, class: &str) -> Result<ToolResult, String> {
+fn from_tool_result(x: RValue, class: &str, output: Option<&Node>) -> Result<ToolResult, String> {
     let names = x.names();
     let exact = x.kind() == SEXPTYPE::VECSXP
         && names.len() == RESULT_FIELDS.len()
@@ -201,7 +218,7 @@ fn from_tool_result(x: RValue, class: &str) -> Result<ToolResult, String> {
     let structured = if structured.is_null() {
         None
     } else {
-        Some(raw(structured_json(structured)?))
+        Some(raw(structured_json(structured, output)?))
     };
     Ok(ToolResult {
         content: blocks,
@@ -215,14 +232,15 @@ fn from_tool_result(x: RValue, class: &str) -> Result<ToolResult, String> {
 /// @noRd
 #[extendr]
 fn structured_text_(structured_content: Robj) -> Robj {
-    match structured_json(RValue::of(&structured_content)) {
+    match structured_json(RValue::of(&structured_content), None) {
         Ok(json) => json.into_robj(),
         Err(e) => check::fail(e),
     }
 }
 
 /// What the server would send for a tool that returned `value`, for tests:
-/// the `CallToolResult` of `revision` as JSON text.
+/// the `CallToolResult` of `revision` as JSON text. With `structured`, the
+/// value is structured content under a schema that leaves it open.
 /// @noRd
 #[extendr]
 fn result_json_for_test_(value: Robj, revision: &str, structured: bool) -> Robj {
@@ -235,8 +253,52 @@ fn result_json_for_test_(value: Robj, revision: &str, structured: bool) -> Robj 
         ..Default::default()
     };
     let registry = mcp_core::registry::Registry::new(vec![def]).expect("a valid test tool");
-    let result = from_value(RValue::of(&value), structured);
+    let open = structured.then(|| crate::output::plan(&serde_json::json!({})));
+    let result = from_value(RValue::of(&value), open.as_ref());
     mcp_core::result::render(registry.tool(0), &result, rev, None).into_robj()
+}
+
+/// The structured content `tool` (its definition as `tool()` stored it)
+/// sends when it returns `value`, as JSON text, before the output schema
+/// checks it; or the error that converting it raises. For tests.
+/// @noRd
+#[extendr]
+fn structured_json_for_test_(spec: Robj, value: Robj) -> Robj {
+    let plan = match crate::tool::plan(RValue::of(&spec)) {
+        Ok(plan) => plan,
+        Err(e) => return check::fail(e),
+    };
+    match structured_json(RValue::of(&value), plan.output.as_ref()) {
+        Ok(json) => json.into_robj(),
+        Err(e) => check::fail(e),
+    }
+}
+
+/// What the server sends for `tool` (its definition as `tool()` stored
+/// it) when it returns `value`, for tests: the `CallToolResult` of
+/// `revision` as JSON text, or `list(error =)` with the message of the
+/// -32603 error a result breaking the output schema gets.
+/// @noRd
+#[extendr]
+fn tool_result_for_test_(spec: Robj, value: Robj, revision: &str) -> Robj {
+    let Some(rev) = mcp_core::revision::Revision::parse(revision) else {
+        return check::fail("unknown revision");
+    };
+    let plan = match crate::tool::plan(RValue::of(&spec)) {
+        Ok(plan) => plan,
+        Err(e) => return check::fail(e),
+    };
+    let registry = match mcp_core::registry::Registry::new(vec![plan.def]) {
+        Ok(registry) => registry,
+        Err(e) => return check::fail(e),
+    };
+    let result = from_value(RValue::of(&value), plan.output.as_ref());
+    match mcp_core::result::check_output(registry.tool(0), &result) {
+        Ok(()) => mcp_core::result::render(registry.tool(0), &result, rev, None).into_robj(),
+        Err(violation) => {
+            List::from_pairs(vec![("error", Robj::from(violation.message))]).into_robj()
+        }
+    }
 }
 
 extendr_module! {
@@ -244,4 +306,6 @@ extendr_module! {
     fn check_tool_result_;
     fn structured_text_;
     fn result_json_for_test_;
+    fn tool_result_for_test_;
+    fn structured_json_for_test_;
 }

@@ -72,14 +72,35 @@ fn settle_interrupt() {
             let mut sigint: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut sigint);
             libc::sigaddset(&mut sigint, libc::SIGINT);
-            let now = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            libc::sigtimedwait(&sigint, std::ptr::null_mut(), &now);
+            take_pending(&sigint);
         }
         R_interrupts_pending = 0;
     }
+}
+
+/// Takes a blocked signal of `set` that `sigpending()` reported off the
+/// queue, without waiting.
+///
+/// # Safety
+/// `set` must hold a signal that is pending and blocked in this thread.
+#[cfg(not(target_vendor = "apple"))]
+unsafe fn take_pending(set: &libc::sigset_t) {
+    let now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    libc::sigtimedwait(set, std::ptr::null_mut(), &now);
+}
+
+/// macOS has no `sigtimedwait()`; `sigwait()` returns at once for a signal
+/// that is already pending.
+///
+/// # Safety
+/// As above: without a pending signal of `set` it would block.
+#[cfg(target_vendor = "apple")]
+unsafe fn take_pending(set: &libc::sigset_t) {
+    let mut taken: c_int = 0;
+    libc::sigwait(set, &mut taken);
 }
 
 /// Text a client sent (say, why it could not ask the user) for R, which
@@ -100,10 +121,15 @@ fn r_text(value: &Robj) -> Option<String> {
 /// How often a waiting `poll()` looks for Ctrl-C.
 const INTERRUPT_TICK: Duration = Duration::from_millis(20);
 
+/// How long an HTTP server that is ending with its process gives the last
+/// answer to leave (its connections close when it stops).
+const HTTP_PARTING: Duration = Duration::from_millis(500);
+
 /// What the server holds per tool besides the engine's definition.
 struct ToolCall {
     shapes: Vec<(String, from_json::Shape)>,
-    structured_output: bool,
+    /// How structured results are written, for a tool with an output schema.
+    output: Option<crate::output::Node>,
 }
 
 /// A running server, owned by the R session that started it.
@@ -125,7 +151,17 @@ pub struct McpServer {
     /// Where the client's answer to a worker call's input request arrives.
     /// The call holds no R thread meanwhile: R looks here between polls.
     worker_answers: RefCell<HashMap<JobId, mpsc::Receiver<Answer>>>,
+    /// R runs calls while `mcp_client()` waits for this server (see
+    /// `serving_nested()`): a call may not wait for its client's answers.
+    nested: std::cell::Cell<bool>,
 }
+
+/// Why a call run while `mcp_client()` of the same session waits for it
+/// cannot ask that client and wait for the answer.
+const NESTED_INPUT: &str = "the call came from mcp_client() in the R session that runs the \
+     server, which cannot answer while it waits for the call; serve the tool from another R \
+     process, or call it with protocol_version = \"2026-07-28\", whose input rounds \
+     mcp_client() answers";
 
 /// The server settings `mcp_server()` passes as a named list (checked
 /// there): `name`, `version`, `title`, `instructions`, `max_message_size`,
@@ -181,13 +217,13 @@ fn plan_one(spec: &Robj) -> Result<(mcp_core::tool::ToolDef, ToolCall), String> 
     let ToolPlan {
         def,
         arguments,
-        structured_output,
+        output,
     } = plan(RValue::of(spec))?;
     Ok((
         def,
         ToolCall {
             shapes: arguments,
-            structured_output,
+            output,
         },
     ))
 }
@@ -207,6 +243,7 @@ fn serving(server: Server, tools: HashMap<usize, ToolCall>) -> Robj {
         needs_input: RefCell::new(HashMap::new()),
         worker_calls: RefCell::new(HashMap::new()),
         worker_answers: RefCell::new(HashMap::new()),
+        nested: std::cell::Cell::new(false),
     }
     .into()
 }
@@ -426,12 +463,14 @@ impl McpServer {
     fn complete_value(&self, job: f64, tool: i32, value: Robj) {
         self.forget(job as JobId);
         if let Some(server) = &self.server {
-            let structured = self
-                .tools
-                .borrow()
+            // Converting reads R values only (it runs no R code), so the
+            // borrow cannot meet another.
+            let tools = self.tools.borrow();
+            let output = tools
                 .get(&((tool - 1) as usize))
-                .is_some_and(|t| t.structured_output);
-            let result = result::from_value(RValue::of(&value), structured);
+                .and_then(|t| t.output.as_ref());
+            let result = result::from_value(RValue::of(&value), output);
+            drop(tools);
             server.complete(job as JobId, Outcome::Done(result));
         }
     }
@@ -825,6 +864,17 @@ impl McpServer {
                 .collect();
             (job.id, plans)
         };
+        let plans: Vec<(Option<serde_json::Value>, InputMode)> = if self.nested.get() {
+            plans
+                .into_iter()
+                .map(|(given, mode)| match mode {
+                    InputMode::Ask => (given, InputMode::Unavailable(NESTED_INPUT.into())),
+                    mode => (given, mode),
+                })
+                .collect()
+        } else {
+            plans
+        };
         let Some(server) = &self.server else {
             return List::from_values(
                 keys.iter()
@@ -1050,6 +1100,15 @@ impl McpServer {
         }
     }
 
+    /// Whether the calls R runs now were started by `mcp_client()` waiting
+    /// for this server in the same session (R/client.R): such a call
+    /// cannot wait for that client's answer to a question (it would wait
+    /// for ever), so asking fails at once with the reason.
+    /// @noRd
+    fn serving_nested(&self, nested: bool) {
+        self.nested.set(nested);
+    }
+
     /// The address an HTTP server listens on, as `c(host, port)`, or `NULL`.
     /// @noRd
     fn http_address(&self) -> Robj {
@@ -1063,6 +1122,34 @@ impl McpServer {
             }
             None => ().into(),
         }
+    }
+
+    /// The R process is ending while R's thread runs a call: its tool
+    /// called `quit()` or `q()` (R runs this from an exit finalizer, see
+    /// `R/server.R`). Rather than let the client see its connection close
+    /// without a word, the call is answered with a tool error, and a line
+    /// on stderr names the tool. Then serving stops: on stdio what is
+    /// queued is delivered first (within the usual bound); over HTTP the
+    /// answer gets a moment to leave before the process ends.
+    /// @noRd
+    fn exiting(&mut self) {
+        let job = self.current.borrow_mut().take();
+        if let (Some(server), Some(job)) = (&self.server, job) {
+            let name = job.registry.tool(job.tool).def.name.clone();
+            eprintln!(
+                "mcpserver: the tool \"{name}\" ended the R process (it called quit() or q()); \
+                 its call is answered with an error and the server stops."
+            );
+            let message = format!(
+                "The tool \"{name}\" ended the R process that runs the server (it called quit() \
+                 or q()): the server has stopped."
+            );
+            server.complete(job.id, Outcome::Done(ToolResult::error(message)));
+            if server.http_address().is_some() {
+                std::thread::sleep(HTTP_PARTING);
+            }
+        }
+        self.stop();
     }
 
     /// Stops serving and restores stdin and stdout. Safe to call twice.

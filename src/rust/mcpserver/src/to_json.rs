@@ -8,6 +8,7 @@
 //! as objects. Values JSON cannot hold (environments, functions, external
 //! pointers, calls) are an error that names where they sit, e.g. `$model$env`.
 
+use crate::output::{Field, Kind, Node, Object};
 use crate::rvalue::{describe_type, RValue};
 use base64::Engine as _;
 use extendr_ffi::{Rcomplex, COMPLEX, INTEGER, LOGICAL, RAW, REAL, SEXPTYPE, VECTOR_ELT};
@@ -29,14 +30,18 @@ const MAX_DEPTH: usize = 512;
 pub struct MapError {
     pub problem: String,
     pub path: String,
+    /// The value does not fit the output schema that directs it (rather
+    /// than having no JSON form at all).
+    pub mismatch: bool,
 }
 
 impl std::fmt::Display for MapError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.path.is_empty() {
-            f.write_str(&self.problem)
-        } else {
-            write!(f, "{} (at `{}`)", self.problem, self.path)
+        match (self.mismatch, self.path.is_empty()) {
+            (true, true) => write!(f, "the result {}", self.problem),
+            (true, false) => write!(f, "field `{}` {}", self.path, self.problem),
+            (false, true) => f.write_str(&self.problem),
+            (false, false) => write!(f, "{} (at `{}`)", self.problem, self.path),
         }
     }
 }
@@ -51,6 +56,83 @@ pub fn to_json(x: RValue) -> Result<String, MapError> {
     Ok(w.out)
 }
 
+/// Serialises a structured result as its output schema directs (see
+/// [`crate::output`]): where the schema says array, a vector of any
+/// length is one; where it says a single value, a vector of another length
+/// is an error naming the field; `NA` and `NULL` are `null` where the
+/// schema allows it, a field left out where the field is optional, and an
+/// error naming the field and the fix elsewhere. Parts the schema leaves
+/// open are written as [`to_json`] writes them.
+pub fn to_json_directed(x: RValue, plan: &Node) -> Result<String, MapError> {
+    let mut w = Writer {
+        out: String::new(),
+        path: Vec::new(),
+    };
+    w.directed_in(x, plan, Place::Root)?;
+    Ok(w.out)
+}
+
+/// Where a value sits, for the advice on a missing one.
+#[derive(Clone, Copy, PartialEq)]
+enum Place {
+    /// The whole result.
+    Root,
+    /// A field of an object: required, or it could be left out.
+    Field,
+    /// An element of an array.
+    Item,
+}
+
+/// What becomes of a missing value (`NA`) in a field or column.
+#[derive(Clone, Copy, PartialEq)]
+enum Missing {
+    /// `null`: the schema allows it.
+    Null,
+    /// Left out: the field is optional.
+    LeftOut,
+    /// An error: the field is required and may not be `null`.
+    Refused,
+}
+
+fn missing_in(field: &Field) -> Missing {
+    if field.node.nullable {
+        Missing::Null
+    } else if !field.required {
+        Missing::LeftOut
+    } else {
+        Missing::Refused
+    }
+}
+
+/// How a data frame column becomes a field of each row object.
+enum Cells<'a> {
+    /// As without a schema.
+    Plain,
+    /// One value each, `NA` as `missing` says.
+    Single(Missing),
+    /// An array of one value each (an atomic column where the schema wants
+    /// an array per row).
+    Wrapped(&'a Node),
+    /// Each element directed (a list column).
+    Directed(&'a Field),
+}
+
+fn is_atomic(x: RValue) -> bool {
+    matches!(
+        x.kind(),
+        SEXPTYPE::LGLSXP
+            | SEXPTYPE::INTSXP
+            | SEXPTYPE::REALSXP
+            | SEXPTYPE::STRSXP
+            | SEXPTYPE::CPLXSXP
+    )
+}
+
+/// A plain vector: atomic, without dimensions, not embedded JSON.
+fn is_plain_vector(x: RValue) -> bool {
+    is_atomic(x) && x.dim().is_null() && !(x.inherits("json") && x.kind() == SEXPTYPE::STRSXP)
+}
+
 enum Segment {
     Name(String),
     Index(usize),
@@ -63,6 +145,23 @@ struct Writer {
 
 impl Writer {
     fn error(&self, problem: String) -> MapError {
+        MapError {
+            problem,
+            path: self.path_text(),
+            mismatch: false,
+        }
+    }
+
+    /// The value here does not fit the output schema.
+    fn mismatch(&self, problem: String) -> MapError {
+        MapError {
+            problem,
+            path: self.path_text(),
+            mismatch: true,
+        }
+    }
+
+    fn path_text(&self) -> String {
         let mut path = String::new();
         for seg in &self.path {
             match seg {
@@ -75,7 +174,322 @@ impl Writer {
                 }
             }
         }
-        MapError { problem, path }
+        path
+    }
+
+    /// Runs `write` with `segment` on the path.
+    fn at(
+        &mut self,
+        segment: Segment,
+        write: impl FnOnce(&mut Writer) -> Result<(), MapError>,
+    ) -> Result<(), MapError> {
+        self.path.push(segment);
+        let result = write(self);
+        self.path.pop();
+        result
+    }
+
+    /// An `NA` (or `NaN`, `Inf`) where `node` does not allow `null`.
+    fn refused_missing(&self, what: &str, node: &Node, place: Place) -> MapError {
+        let fix = node.nullable_helper();
+        let advice = match place {
+            Place::Field => format!(
+                "declare the field nullable ({fix}) to send null, or optional (`required = \
+                 FALSE`) to leave it out"
+            ),
+            Place::Item => format!("declare the items nullable (type_array({fix}))"),
+            Place::Root => format!("declare it nullable ({fix})"),
+        };
+        self.mismatch(format!(
+            "is {what}, which is sent as null, but the output schema does not allow null \
+             there: {advice}, or replace the missing values"
+        ))
+    }
+
+    /// The value as `node` directs (see [`to_json_directed`]).
+    fn directed(&mut self, x: RValue, node: &Node) -> Result<(), MapError> {
+        if self.path.len() > MAX_DEPTH {
+            return Err(self.error(format!("lists nested more than {MAX_DEPTH} deep")));
+        }
+        if x.is_null() {
+            return self.directed_null(node, Place::Root);
+        }
+        match &node.kind {
+            Kind::Any => self.value(x),
+            Kind::Scalar(scalar) => {
+                if !is_plain_vector(x) {
+                    return self.value(x);
+                }
+                let n = x.len();
+                if n != 1 {
+                    let what = scalar.described();
+                    let problem = if n == 0 {
+                        format!(
+                            "is a zero-length vector where the output schema expects {what}: \
+                             return one value (or NA, declaring the field nullable)"
+                        )
+                    } else {
+                        format!(
+                            "has {n} values where the output schema expects one ({what}): \
+                             return a single value, or declare an array with type_array()"
+                        )
+                    };
+                    return Err(self.mismatch(problem));
+                }
+                let atomic = Atomic::new(x);
+                if !node.nullable && atomic.is_missing(0) {
+                    return Err(self.refused_missing(atomic.missing_name(0), node, Place::Root));
+                }
+                atomic.write(0, &mut self.out);
+                Ok(())
+            }
+            Kind::Array(items) => self.directed_array(x, items),
+            Kind::Object(object) => self.directed_object(x, object),
+        }
+    }
+
+    /// `NULL` where `node` stands: `[]` for an array, `null` where allowed.
+    fn directed_null(&mut self, node: &Node, place: Place) -> Result<(), MapError> {
+        if matches!(node.kind, Kind::Array(_)) && !node.nullable {
+            self.out.push_str("[]");
+        } else if node.nullable {
+            self.out.push_str("null");
+        } else {
+            let fix = node.nullable_helper();
+            let advice = if place == Place::Field {
+                format!("return a value, or declare the field nullable ({fix}) or optional (`required = FALSE`)")
+            } else {
+                format!("return a value, or declare it nullable ({fix})")
+            };
+            return Err(self.mismatch(format!(
+                "is NULL, but the output schema does not allow null there: {advice}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Where the schema says array: a vector of any length is one.
+    fn directed_array(&mut self, x: RValue, items: &Node) -> Result<(), MapError> {
+        if is_plain_vector(x) {
+            let atomic = Atomic::new(x);
+            let check = !items.nullable && matches!(items.kind, Kind::Scalar(_));
+            self.out.push('[');
+            for i in 0..atomic.len() {
+                if i > 0 {
+                    self.out.push(',');
+                }
+                if check && atomic.is_missing(i) {
+                    self.path.push(Segment::Index(i));
+                    let e = self.refused_missing(atomic.missing_name(i), items, Place::Item);
+                    self.path.pop();
+                    return Err(e);
+                }
+                atomic.write(i, &mut self.out);
+            }
+            self.out.push(']');
+            return Ok(());
+        }
+        if x.kind() != SEXPTYPE::VECSXP || x.inherits("POSIXlt") {
+            return self.value(x);
+        }
+        if x.inherits("data.frame") {
+            return match &items.kind {
+                Kind::Object(object) => self.directed_rows(x, object),
+                _ => self.value(x),
+            };
+        }
+        if !x.names().is_null() {
+            return self.value(x);
+        }
+        self.out.push('[');
+        for i in 0..x.len() {
+            if i > 0 {
+                self.out.push(',');
+            }
+            self.at(Segment::Index(i), |w| {
+                let item = element(x, i);
+                if item.is_null() {
+                    w.directed_null(items, Place::Item)
+                } else {
+                    w.directed_in(item, items, Place::Item)
+                }
+            })?;
+        }
+        self.out.push(']');
+        Ok(())
+    }
+
+    /// Where the schema says object: a named list, each declared field as
+    /// its schema directs.
+    fn directed_object(&mut self, x: RValue, object: &Object) -> Result<(), MapError> {
+        if x.kind() != SEXPTYPE::VECSXP || x.inherits("data.frame") || x.inherits("POSIXlt") {
+            return self.value(x);
+        }
+        let names = x.names();
+        if names.is_null() {
+            if x.len() == 0 {
+                // `list()`, R's empty list, is the empty object here.
+                self.out.push_str("{}");
+                return Ok(());
+            }
+            return self.value(x);
+        }
+        let keys = self.object_keys(names)?;
+        self.out.push('{');
+        let mut first = true;
+        for (i, key) in keys.iter().enumerate() {
+            let member = element(x, i);
+            let field = object.field(key);
+            if let Some(field) = field {
+                if member.is_null() && !field.required {
+                    continue;
+                }
+                if missing_in(field) == Missing::LeftOut
+                    && matches!(field.node.kind, Kind::Scalar(_))
+                    && is_plain_vector(member)
+                    && member.len() == 1
+                    && Atomic::new(member).is_missing(0)
+                {
+                    continue;
+                }
+            }
+            if !first {
+                self.out.push(',');
+            }
+            first = false;
+            write_str(&mut self.out, key);
+            self.out.push(':');
+            self.at(Segment::Name(key.clone()), |w| match field {
+                None => w.value(member),
+                Some(field) if member.is_null() => w.directed_null(&field.node, Place::Field),
+                Some(field) => w.directed_in(member, &field.node, Place::Field),
+            })?;
+        }
+        self.out.push('}');
+        Ok(())
+    }
+
+    /// A value as its node directs, a missing single value refused in the
+    /// words that fit where it stands.
+    fn directed_in(&mut self, x: RValue, node: &Node, place: Place) -> Result<(), MapError> {
+        if let (Kind::Scalar(_), false) = (&node.kind, node.nullable) {
+            if is_plain_vector(x) && x.len() == 1 {
+                let atomic = Atomic::new(x);
+                if atomic.is_missing(0) {
+                    return Err(self.refused_missing(atomic.missing_name(0), node, place));
+                }
+            }
+        }
+        self.directed(x, node)
+    }
+
+    /// A data frame as an array of row objects, each column as its field in
+    /// `object` directs (a column `object` does not declare as without a
+    /// schema). Columns are classified once; rows are then written cell by
+    /// cell.
+    fn directed_rows(&mut self, x: RValue, object: &Object) -> Result<(), MapError> {
+        let ncol = x.len();
+        let nrow = data_frame_rows(x);
+        let keys = self.object_keys(x.names())?;
+        let columns: Vec<Column> = (0..ncol).map(|j| Column::new(element(x, j))).collect();
+        let cells: Vec<Cells> = columns
+            .iter()
+            .zip(&keys)
+            .map(|(column, key)| match (column, object.field(key)) {
+                (_, None) => Cells::Plain,
+                (Column::Atomic(_), Some(field)) => match &field.node.kind {
+                    Kind::Scalar(_) => Cells::Single(missing_in(field)),
+                    Kind::Array(items) => Cells::Wrapped(items),
+                    _ => Cells::Plain,
+                },
+                (Column::Other(col), Some(field)) => {
+                    if col.kind() == SEXPTYPE::VECSXP && !col.inherits("data.frame") {
+                        Cells::Directed(field)
+                    } else {
+                        Cells::Plain
+                    }
+                }
+            })
+            .collect();
+        let prefixes: Vec<String> = keys
+            .iter()
+            .map(|k| {
+                let mut p = String::with_capacity(k.len() + 3);
+                write_str(&mut p, k);
+                p.push(':');
+                p
+            })
+            .collect();
+        self.out.reserve(nrow * (ncol * 12 + 2));
+        self.out.push('[');
+        for i in 0..nrow {
+            if i > 0 {
+                self.out.push(',');
+            }
+            self.out.push('{');
+            let mut first = true;
+            for (j, column) in columns.iter().enumerate() {
+                if let (Cells::Single(missing), Column::Atomic(a)) = (&cells[j], column) {
+                    if *missing != Missing::Null && a.is_missing(i) {
+                        if *missing == Missing::LeftOut {
+                            continue;
+                        }
+                        let field = object.field(&keys[j]).expect("a declared column");
+                        self.path.push(Segment::Name(keys[j].clone()));
+                        self.path.push(Segment::Index(i));
+                        let e = self.refused_missing(a.missing_name(i), &field.node, Place::Field);
+                        self.path.truncate(self.path.len() - 2);
+                        return Err(e);
+                    }
+                }
+                if !first {
+                    self.out.push(',');
+                }
+                first = false;
+                self.out.push_str(&prefixes[j]);
+                match (&cells[j], column) {
+                    (Cells::Single(_), Column::Atomic(a)) => a.write(i, &mut self.out),
+                    (Cells::Wrapped(items), Column::Atomic(a)) => {
+                        if !items.nullable
+                            && matches!(items.kind, Kind::Scalar(_))
+                            && a.is_missing(i)
+                        {
+                            self.path.push(Segment::Name(keys[j].clone()));
+                            self.path.push(Segment::Index(i));
+                            let e = self.refused_missing(a.missing_name(i), items, Place::Item);
+                            self.path.truncate(self.path.len() - 2);
+                            return Err(e);
+                        }
+                        self.out.push('[');
+                        a.write(i, &mut self.out);
+                        self.out.push(']');
+                    }
+                    (Cells::Directed(field), Column::Other(col)) => {
+                        let cell = element(*col, i);
+                        self.path.push(Segment::Name(keys[j].clone()));
+                        self.path.push(Segment::Index(i));
+                        let written = if cell.is_null() {
+                            self.directed_null(&field.node, Place::Field)
+                        } else {
+                            self.directed_in(cell, &field.node, Place::Field)
+                        };
+                        self.path.truncate(self.path.len() - 2);
+                        written?;
+                    }
+                    (_, Column::Atomic(a)) => a.write(i, &mut self.out),
+                    (_, Column::Other(col)) => {
+                        self.path.push(Segment::Name(keys[j].clone()));
+                        self.path.push(Segment::Index(i));
+                        let written = self.cell(*col, i);
+                        self.path.truncate(self.path.len() - 2);
+                        written?;
+                    }
+                }
+            }
+            self.out.push('}');
+        }
+        self.out.push(']');
+        Ok(())
     }
 
     fn value(&mut self, x: RValue) -> Result<(), MapError> {
@@ -229,48 +643,7 @@ impl Writer {
 
     /// An array of row objects; `NA` cells are kept as `null`.
     fn data_frame(&mut self, x: RValue) -> Result<(), MapError> {
-        let ncol = x.len();
-        let nrow = data_frame_rows(x);
-        let keys = self.object_keys(x.names())?;
-        // Columns are classified once; rows are then written cell by cell.
-        let columns: Vec<Column> = (0..ncol).map(|j| Column::new(element(x, j))).collect();
-        let prefixes: Vec<String> = keys
-            .iter()
-            .enumerate()
-            .map(|(j, k)| {
-                let mut p = String::with_capacity(k.len() + 4);
-                if j > 0 {
-                    p.push(',');
-                }
-                write_str(&mut p, k);
-                p.push(':');
-                p
-            })
-            .collect();
-        self.out.reserve(nrow * (ncol * 12 + 2));
-        self.out.push('[');
-        for i in 0..nrow {
-            if i > 0 {
-                self.out.push(',');
-            }
-            self.out.push('{');
-            for (j, column) in columns.iter().enumerate() {
-                self.out.push_str(&prefixes[j]);
-                match column {
-                    Column::Atomic(a) => a.write(i, &mut self.out),
-                    Column::Other(col) => {
-                        self.path.push(Segment::Name(keys[j].clone()));
-                        self.path.push(Segment::Index(i));
-                        self.cell(*col, i)?;
-                        self.path.pop();
-                        self.path.pop();
-                    }
-                }
-            }
-            self.out.push('}');
-        }
-        self.out.push(']');
-        Ok(())
+        self.directed_rows(x, &Object::default())
     }
 
     /// Row `i` of a column that is not a plain atomic vector.
@@ -523,6 +896,37 @@ impl Atomic {
         }
     }
 
+    /// Whether element `i` is written as `null` (`NA`, `NaN`, `Inf`).
+    fn is_missing(&self, i: usize) -> bool {
+        match self {
+            Atomic::Logical(v) | Atomic::Integer(v) => v[i] == i32::MIN,
+            Atomic::Double(v) => !v[i].is_finite(),
+            Atomic::Integer64(v) => v[i] == i64::MIN,
+            Atomic::String(x) => x.string(i).is_none(),
+            Atomic::Complex(v) => v[i].r.is_nan() || v[i].i.is_nan(),
+            Atomic::Factor(codes, labels) => {
+                let code = codes[i];
+                code == i32::MIN
+                    || usize::try_from(code - 1)
+                        .ok()
+                        .and_then(|k| labels.get(k))
+                        .and_then(|l| l.as_deref())
+                        .is_none()
+            }
+            Atomic::Date(v) | Atomic::DateTime(v, _, _) => !v[i].is_finite(),
+            Atomic::Empty => true,
+        }
+    }
+
+    /// What a missing element `i` is, for messages.
+    fn missing_name(&self, i: usize) -> &'static str {
+        match self {
+            Atomic::Double(v) if v[i].is_infinite() => "infinite",
+            Atomic::Double(v) if v[i].is_nan() && !is_r_na(v[i]) => "NaN",
+            _ => "NA",
+        }
+    }
+
     fn write(&self, i: usize, out: &mut String) {
         match self {
             Atomic::Logical(v) => out.push_str(match v[i] {
@@ -583,6 +987,11 @@ impl Atomic {
             Atomic::Empty => out.push_str("null"),
         }
     }
+}
+
+/// R's `NA_real_`: a NaN whose low word is 1954 (R's `R_IsNA`).
+fn is_r_na(v: f64) -> bool {
+    v.is_nan() && (v.to_bits() & 0xffff_ffff) == 1954
 }
 
 /// `2024-01-02T03:04:05Z`, or with the zone's offset (`+01:00`).

@@ -9,7 +9,7 @@ use crate::types::{self, element, field, object_schema, TypeNode, TypeSpec};
 use extendr_api::prelude::*;
 use extendr_ffi::SEXPTYPE;
 use mcp_core::revision::Revision;
-use mcp_core::tool::{check_name, TaskSupport, ToolDef, SAFE_NAME_LEN};
+use mcp_core::tool::{check_name, OutputHints, TaskSupport, ToolDef, SAFE_NAME_LEN};
 use serde_json::{Map, Value};
 
 const ANNOTATION_HINTS: [(&str, &str); 4] = [
@@ -324,11 +324,12 @@ pub fn read_icons(x: RValue) -> Result<Option<Value>, String> {
 }
 
 /// A tool as the server will hold it: its definition, the plan for its
-/// arguments, and whether results go out as structured content.
+/// arguments, and, if it has an output schema, the plan for its
+/// structured results.
 pub struct ToolPlan {
     pub def: ToolDef,
     pub arguments: Vec<(String, Shape)>,
-    pub structured_output: bool,
+    pub output: Option<crate::output::Node>,
 }
 
 /// Reads the definition `tool()` stored on a function.
@@ -408,12 +409,31 @@ pub fn plan(spec: RValue) -> Result<ToolPlan, String> {
             .and_then(|t| TaskSupport::parse(&t))
             .unwrap_or_default(),
         timeout,
+        output_hints: r_output_hints(),
     };
     Ok(ToolPlan {
-        structured_output: def.output_schema.is_some(),
+        output: def.output_schema.as_ref().map(crate::output::plan),
         def,
         arguments: shapes,
     })
+}
+
+/// How R values become the JSON an output schema may refuse, for the
+/// error that says it did.
+fn r_output_hints() -> OutputHints {
+    OutputHints {
+        not_an_array: Some(
+            "In R, a vector of length 1 is sent as a single value where the schema does not make \
+             the field an array: wrap it in I() to send an array"
+                .into(),
+        ),
+        null: Some(
+            "In R, NA, NaN, Inf and NULL are sent as null: declare such a field nullable \
+             (type_number(nullable = TRUE), or \"null\" among its types in type_from_schema()), \
+             or optional (required = FALSE) to leave it out"
+                .into(),
+        ),
+    }
 }
 
 /// Tool annotations checked and in wire form (for `tool_annotations()`).

@@ -16,6 +16,8 @@ pub struct TypeNode {
     pub spec: TypeSpec,
     pub description: Option<String>,
     pub required: bool,
+    /// Whether `null` is a value too (`nullable = TRUE`).
+    pub nullable: bool,
     /// The value a form shows first (`default =`), as JSON.
     pub default: Option<Value>,
 }
@@ -145,6 +147,7 @@ pub fn parse(x: RValue) -> Result<TypeNode, String> {
         spec,
         description,
         required,
+        nullable: flag(field(x, "nullable"), false),
         default,
     })
 }
@@ -293,9 +296,24 @@ impl TypeNode {
             TypeSpec::Object {
                 properties,
                 additional,
-            } => return object_schema(properties, *additional, self.description.as_deref()),
+            } => {
+                let mut schema =
+                    object_schema(properties, *additional, self.description.as_deref());
+                if self.nullable {
+                    allow_null(&mut schema);
+                }
+                return schema;
+            }
             TypeSpec::Schema(schema) => return schema.clone(),
             TypeSpec::Ignore => return json!({}),
+        }
+        if self.nullable {
+            let mut schema = Value::Object(s);
+            allow_null(&mut schema);
+            let Value::Object(map) = schema else {
+                unreachable!("still an object")
+            };
+            s = map;
         }
         if let Some(d) = &self.default {
             s.insert("default".into(), d.clone());
@@ -350,6 +368,22 @@ impl TypeNode {
     }
 }
 
+/// Lets `null` stand where `schema` does: `"type": ["number", "null"]`, and
+/// `null` among the values of an enum (listed, or titled options).
+fn allow_null(schema: &mut Value) {
+    let Value::Object(map) = schema else { return };
+    if let Some(Value::String(t)) = map.get("type") {
+        let t = t.clone();
+        map.insert("type".into(), json!([t, "null"]));
+    }
+    if let Some(Value::Array(values)) = map.get_mut("enum") {
+        values.push(Value::Null);
+    }
+    if let Some(Value::Array(options)) = map.get_mut("oneOf") {
+        options.push(json!({ "const": null }));
+    }
+}
+
 /// `[{"const": value, "title": title}, …]`.
 fn titled_options(values: &[Value], titles: &[String]) -> Value {
     values
@@ -398,6 +432,7 @@ mod tests {
             spec,
             description: None,
             required: true,
+            nullable: false,
             default: None,
         }
     }
@@ -596,6 +631,12 @@ pub fn elicitation_form(x: RValue) -> Result<(Value, Shape), String> {
     let mut shapes = Vec::new();
     let mut required = Vec::new();
     for (name, property) in properties {
+        if property.nullable {
+            return Err(format!(
+                "`schema`: field `{name}` cannot be nullable in a form (a person leaves a \
+                 field empty instead: declare it with `required = FALSE`)"
+            ));
+        }
         let field = match &property.spec {
             TypeSpec::Ignore => continue,
             TypeSpec::Object { .. } => return Err(WHAT.into()),
@@ -633,185 +674,10 @@ fn form_shape(field: &Value) -> Shape {
 /// How JSON arguments described by a complete JSON Schema become R values:
 /// as far as the schema makes a value's type certain, following local
 /// `$ref`s and `allOf`, and `anyOf`/`oneOf` when every branch agrees;
-/// mcplite's raw shapes wherever it does not.
+/// mcplite's raw shapes wherever it does not. The schema is read as an
+/// output schema is (see [`crate::output`]), so both directions agree.
 pub fn shape_from_schema(root: &Value) -> Shape {
-    SchemaShapes {
-        root,
-        visits: std::cell::Cell::new(0),
-    }
-    .shape(root, 0)
-}
-
-struct SchemaShapes<'a> {
-    root: &'a Value,
-    /// Subschemas looked at so far: `$ref`s that branch back into their
-    /// own definition would otherwise multiply the work at every level.
-    visits: std::cell::Cell<usize>,
-}
-
-/// Deeper than this (a recursive `$ref`), values are taken raw.
-const MAX_SHAPE_DEPTH: usize = 32;
-/// Past this many subschemas, the rest are taken raw.
-const MAX_SHAPE_VISITS: usize = 10_000;
-
-impl SchemaShapes<'_> {
-    fn shape(&self, schema: &Value, depth: usize) -> Shape {
-        let Value::Object(map) = schema else {
-            return Shape::Raw;
-        };
-        self.visits.set(self.visits.get() + 1);
-        if depth > MAX_SHAPE_DEPTH || self.visits.get() > MAX_SHAPE_VISITS {
-            return Shape::Raw;
-        }
-        // Every part that constrains the value: the schema's own keywords,
-        // its `$ref` and each `allOf` branch; the first certain one decides,
-        // and object parts pool their properties.
-        let mut parts = vec![self.own_shape(map, depth)];
-        if let Some(target) = map
-            .get("$ref")
-            .and_then(Value::as_str)
-            .and_then(|r| self.resolve(r))
-        {
-            parts.push(self.shape(target, depth + 1));
-        }
-        if let Some(Value::Array(all)) = map.get("allOf") {
-            parts.extend(all.iter().map(|s| self.shape(s, depth + 1)));
-        }
-        for key in ["anyOf", "oneOf"] {
-            if let Some(Value::Array(branches)) = map.get(key) {
-                parts.push(agreed(branches.iter().map(|s| self.shape(s, depth + 1))));
-            }
-        }
-        combine(parts)
-    }
-
-    /// The shape `type` (or `enum`/`const`) gives, with the properties or
-    /// items it describes.
-    fn own_shape(&self, map: &Map<String, Value>, depth: usize) -> Shape {
-        let kind = match map.get("type") {
-            Some(Value::String(t)) => Some(t.as_str()),
-            // `["string", "null"]`: null arguments are left out anyway.
-            Some(Value::Array(types)) => {
-                let kinds: Vec<&str> = types
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .filter(|t| *t != "null")
-                    .collect();
-                match kinds.as_slice() {
-                    [one] => Some(*one),
-                    [a, b] if [*a, *b].contains(&"integer") && [*a, *b].contains(&"number") => {
-                        Some("number")
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
-        match kind {
-            Some("string") => Shape::String,
-            Some("number") => Shape::Number,
-            Some("integer") => Shape::Integer,
-            Some("boolean") => Shape::Boolean,
-            Some("array") => match map.get("items") {
-                Some(items) if items.is_object() => {
-                    Shape::Array(Box::new(self.shape(items, depth + 1)))
-                }
-                _ => Shape::Array(Box::new(Shape::Raw)),
-            },
-            Some("object") => self.object_shape(map, depth),
-            Some(_) => Shape::Raw,
-            None if map.contains_key("properties") => self.object_shape(map, depth),
-            None => values_shape(map),
-        }
-    }
-
-    fn object_shape(&self, map: &Map<String, Value>, depth: usize) -> Shape {
-        let properties = match map.get("properties") {
-            Some(Value::Object(p)) => p
-                .iter()
-                .map(|(name, s)| (name.clone(), self.shape(s, depth + 1)))
-                .collect(),
-            _ => Vec::new(),
-        };
-        Shape::Object(properties)
-    }
-
-    /// A local reference (`#`, `#/$defs/point`, with `~0`, `~1` and
-    /// percent escapes); remote ones were refused when the schema was checked.
-    fn resolve(&self, reference: &str) -> Option<&Value> {
-        let pointer = reference.strip_prefix('#')?;
-        let decoded = percent_decode(pointer)?;
-        self.root.pointer(&decoded)
-    }
-}
-
-/// The shape `enum` or `const` values give when they share one JSON type.
-fn values_shape(map: &Map<String, Value>) -> Shape {
-    let values: Vec<&Value> = match (map.get("enum"), map.get("const")) {
-        (Some(Value::Array(values)), _) => values.iter().collect(),
-        (_, Some(value)) => vec![value],
-        _ => return Shape::Raw,
-    };
-    let shapes = values.iter().map(|v| match v {
-        Value::String(_) => Shape::String,
-        Value::Bool(_) => Shape::Boolean,
-        Value::Number(_) => Shape::Number,
-        _ => Shape::Raw,
-    });
-    agreed(shapes)
-}
-
-/// One shape when all agree (and there is at least one), otherwise raw.
-fn agreed(mut shapes: impl Iterator<Item = Shape>) -> Shape {
-    let Some(first) = shapes.next() else {
-        return Shape::Raw;
-    };
-    if shapes.all(|s| s == first) {
-        first
-    } else {
-        Shape::Raw
-    }
-}
-
-/// The parts constraining one value, together: the first certain kind
-/// decides; objects pool the properties of every object part, the first
-/// certain shape of a property winning.
-fn combine(parts: Vec<Shape>) -> Shape {
-    let mut decided = Shape::Raw;
-    for part in parts {
-        decided = match (decided, part) {
-            (Shape::Raw, part) => part,
-            (Shape::Object(mut mine), Shape::Object(theirs)) => {
-                for (name, shape) in theirs {
-                    match mine.iter_mut().find(|(n, _)| *n == name) {
-                        Some((_, existing)) if *existing == Shape::Raw => *existing = shape,
-                        Some(_) => {}
-                        None => mine.push((name, shape)),
-                    }
-                }
-                Shape::Object(mine)
-            }
-            (decided, _) => decided,
-        };
-    }
-    decided
-}
-
-fn percent_decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = text.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    crate::output::plan(root).shape()
 }
 
 /// A complete schema given as a tool's `arguments`: it must describe an

@@ -13,9 +13,9 @@ use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
 /// The official wire schemas, kept in the repository (see the README
-/// there): `tests/e2e/schemas/<revision>/schema.json`.
+/// there): `tests/testthat/schemas/<revision>/schema.json`.
 pub fn schema_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../tests/e2e/schemas")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../tests/testthat/schemas")
 }
 
 type Cache = Mutex<HashMap<(Revision, String), std::sync::Arc<Validator>>>;
