@@ -15,6 +15,7 @@ tools' `_meta.ui` (McpUiToolMeta), the client's settings
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -102,9 +103,14 @@ async def app_documents(client):
         content = contents[0]
         if content.get("mimeType") != MIME or not content.get("text", "").startswith("<!DOCTYPE html>"):
             problems.append(f"{uri} is {content.get('mimeType')!r}: {content.get('text', '')[:60]!r}")
-        if "<script src=" in content.get("text", ""):
-            problems.append(f"{uri} loads a script from elsewhere")
         ui = content.get("_meta", {}).get("ui")
+        # Scripts from elsewhere only from origins the app's CSP declares
+        # (plotly.js's strict build from plotly's CDN: R/app.R says why).
+        allowed = set((ui or {}).get("csp", {}).get("resourceDomains", []))
+        for src in re.findall(r'<script src="([^"]*)"', content.get("text", "")):
+            origin = re.match(r"^[a-z][a-z0-9+.-]*://[^/]+", src)
+            if not origin or origin.group(0) not in allowed:
+                problems.append(f"{uri} loads {src}, from no origin its CSP declares ({sorted(allowed)})")
         if ui is not None:
             problems += ext_problems("McpUiResourceMeta", ui)
     listed = [r["uri"] for r in wire(await client.list_resources())["resources"]]
