@@ -173,7 +173,9 @@ fn assert_ext_valid(name: &str, value: &Value) {
         .unwrap_or_else(|e| panic!("the extension's schema {} is missing: {e}", path.display()));
     let doc: Value = serde_json::from_str(&text).unwrap();
     // Each definition is a schema of its own (with its own `$schema` and `$defs`).
-    let definition = doc["$defs"].get(name).unwrap_or_else(|| panic!("no definition {name}"));
+    let definition = doc["$defs"]
+        .get(name)
+        .unwrap_or_else(|| panic!("no definition {name}"));
     let validator = jsonschema::validator_for(definition).unwrap();
     let errors: Vec<String> = validator
         .iter_errors(value)
