@@ -19,6 +19,10 @@ collect_entries <- function(x, class, what) {
 # NULL; it comes last, and its registry index is returned as `token_handler`.
 build_catalog <- function(tools, resources, prompts, serves = NULL, token_check = NULL) {
   resources <- collect_entries(resources, c("mcpserver_resource", "mcpserver_resource_template"), "resources")
+  # Tools with an MCP App: their documents are resources, and what the
+  # server runs for them adds the view to their results (R/app.R).
+  resources <- c(resources, app_resources(tools))
+  tools <- lapply(tools, app_handler)
   prompts <- collect_entries(prompts, "mcpserver_prompt", "prompts")
   declared <- Filter(isTRUE, serves)
   if (length(resources) == 0 && length(prompts) == 0 && length(declared) == 0 && is.null(token_check)) return(NULL)
@@ -49,7 +53,7 @@ build_catalog <- function(tools, resources, prompts, serves = NULL, token_check 
     if (inherits(r, "mcpserver_resource")) {
       handler <- add(resource_handler(r), list(.uri = type_string()), r$uri, r$timeout)
       entries$resources[[length(entries$resources) + 1L]] <- drop_null(c(
-        list(uri = r$uri, size = r$size, handler = handler), wire_fields(r)
+        list(uri = r$uri, size = r$size, handler = handler, listed = r$listed), wire_fields(r)
       ))
     } else {
       handler <- add(

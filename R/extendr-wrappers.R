@@ -124,7 +124,7 @@ normalize_annotations_ <- function(annotations) .Call(wrap__normalize_annotation
 
 #' The JSON definition a client speaking `revision` receives for this tool.
 #' @noRd
-tool_definition_ <- function(spec, revision, pretty) .Call(wrap__tool_definition_, spec, revision, pretty)
+tool_definition_ <- function(spec, revision, pretty, apps) .Call(wrap__tool_definition_, spec, revision, pretty, apps)
 
 #' Checks shared by every type helper: `NULL` or the error.
 #' @noRd

@@ -65,6 +65,15 @@
 #'   asks the user runs again from the start with the answer; see
 #'   `vignette("concurrency")`). `FALSE` (the default) runs calls on the
 #'   server's own R thread, one at a time, in the order they arrive.
+#' @param app An app made with [mcp_app()] that shows the tool's results in
+#'   the chat (the MCP Apps extension), or `NULL`. Hosts that show apps get
+#'   the tool with `_meta.ui.resourceUri` naming it; others get the plain
+#'   tool. The tool may then return an htmlwidget or an [app_result()].
+#' @param visibility Who may call the tool, in hosts that show apps:
+#'   `"model"`, `"app"` (an app's own tool, say the next page of a table:
+#'   not offered to the model, nor listed for hosts without apps), or
+#'   `NULL` (the default) for both. Sent as `_meta.ui.visibility`; the host
+#'   enforces it.
 #' @return `fun`, still an ordinary callable function, with classes
 #'   `mcpserver_tool` and `mcplite_tool` and its definition in the attribute
 #'   `mcpserver_tool`.
@@ -81,7 +90,8 @@
 tool <- function(fun, description, ..., arguments = list(), name = NULL,
                  annotations = list(), output_schema = NULL, title = NULL,
                  icons = NULL, meta = NULL, timeout = NULL, convert = TRUE,
-                 task = c("forbidden", "optional", "required", "deferred"), concurrent = FALSE) {
+                 task = c("forbidden", "optional", "required", "deferred"), concurrent = FALSE,
+                 app = NULL, visibility = NULL) {
   if (identical(task, c("forbidden", "optional", "required", "deferred"))) task <- "forbidden"
   if (!is_flag(concurrent)) abort("`concurrent` must be TRUE or FALSE.")
   check_tool_dots(match.call(expand.dots = FALSE)$...)
@@ -105,6 +115,7 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
   }
   if (is.list(arguments)) arguments <- lapply(arguments, as_mcp_type)
   output_schema <- as_mcp_type(output_schema)
+  if (is_string(name)) meta <- with_ui_meta(meta, tool_ui_meta(app, visibility, name))
   formals_of_fun <- if (is.function(fun)) names(formals(args(fun) %||% fun)) else NULL
   checked <- rust(check_tool_(
     fun, description, ...length(), name, arguments, annotations,
@@ -130,6 +141,7 @@ tool <- function(fun, description, ..., arguments = list(), name = NULL,
     concurrent = concurrent
   )
   spec$input_schema <- input_schema
+  spec$app <- app
   attr(fun, "mcpserver_tool") <- spec
   # mcplite's class name too, so scripts that test for it still work.
   tool_classes <- c("mcpserver_tool", "mcplite_tool")
@@ -193,6 +205,8 @@ tool_annotations <- function(title = NULL, read_only_hint = NULL,
 #'   `"2024-11-05"`, `"2025-03-26"`, `"2025-06-18"`, `"2025-11-25"` or
 #'   `"2026-07-28"`.
 #' @param pretty Indent the JSON for reading.
+#' @param apps `TRUE` for what a host that declared the MCP Apps extension
+#'   receives (with `_meta.ui`, see [mcp_app()]), `FALSE` for other clients.
 #' @return The JSON text, with class `mcpserver_json` (it prints as is).
 #' @examples
 #' add <- function(x, y) x + y
@@ -202,9 +216,10 @@ tool_annotations <- function(title = NULL, read_only_hint = NULL,
 #' tool_definition(add)
 #' tool_definition(add, "2024-11-05", pretty = FALSE)
 #' @export
-tool_definition <- function(x, protocol_version = "2026-07-28", pretty = TRUE) {
+tool_definition <- function(x, protocol_version = "2026-07-28", pretty = TRUE, apps = FALSE) {
   x <- as_tool(x)
-  new_json(rust(tool_definition_(tool_spec(x), protocol_version, pretty)))
+  if (!is_flag(apps)) abort("`apps` must be TRUE or FALSE.")
+  new_json(rust(tool_definition_(tool_spec(x), protocol_version, pretty, apps)))
 }
 
 # The top-level properties of a complete argument schema must be arguments

@@ -27,6 +27,11 @@ esac
 command -v node >/dev/null 2>&1 || DEBIAN_PACKAGES="$DEBIAN_PACKAGES nodejs"
 command -v npm >/dev/null 2>&1 || DEBIAN_PACKAGES="$DEBIAN_PACKAGES npm"
 
+# MCP Apps (R/app.R): the tests and inst/examples/apps use htmlwidgets,
+# plotly and DT; the browser test (tests/e2e/apps) drives Debian's Chromium
+# with playwright-core, which never downloads a browser of its own.
+DEBIAN_PACKAGES="$DEBIAN_PACKAGES r-cran-htmltools r-cran-htmlwidgets r-cran-plotly r-cran-dt chromium"
+
 missing=""
 for pkg in $DEBIAN_PACKAGES; do
   if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed"; then

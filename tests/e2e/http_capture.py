@@ -85,6 +85,9 @@ def main() -> int:
         def do_DELETE(self):
             self.forward()
 
+        def do_OPTIONS(self):  # a browser page's CORS preflight (tests/e2e/apps)
+            self.forward()
+
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
     server.daemon_threads = True
     print(f"http://127.0.0.1:{server.server_address[1]}{target.path}", flush=True)

@@ -247,4 +247,38 @@ else
   cannot_run asking "$(missing "python-mcp2=$py2")"
 fi
 
+# MCP Apps (the io.modelcontextprotocol/ui extension) of the example server
+# inst/examples/apps/server.R: its wire as the official SDK clients see it,
+# with the extension declared and without; then a real host, Debian's
+# Chromium driven by playwright-core (tests/e2e/apps/browser.mjs), whose
+# screenshots are kept in .cache/e2e/apps-browser-<mode>/screenshots.
+# Without Chromium the browser groups are not run (one skipped each).
+apps_example=$ROOT/inst/examples/apps/server.R
+for mode in legacy 2026-07-28; do
+  E2E_SERVER=$apps_example drive "apps-python-$mode" "$py2" "$py2" tests/e2e/python/apps.py "$mode"
+done
+E2E_SERVER=$apps_example drive apps-ts-v1 "$node_dir" node tests/e2e/node/apps.mjs v1
+for mode in legacy 2026-07-28; do
+  E2E_SERVER=$apps_example drive "apps-ts-v2-$mode" "$node_dir" node tests/e2e/node/apps.mjs v2 "$mode"
+done
+chromium=${E2E_CHROMIUM:-/usr/bin/chromium}
+# The plotly.js strict build the charts load from plotly's CDN, which the
+# test serves (see browser.mjs): of the version R's plotly package uses.
+plotly_version=$(Rscript -e 'd <- suppressMessages(suppressWarnings(htmltools::renderTags(plotly::plot_ly())$dependencies)); cat(Filter(function(x) x$name == "plotly-main", d)[[1]]$version)' 2>/dev/null)
+plotly_strict=$(install plotly-strict tools/plotly-strict.sh "$plotly_version") || plotly_strict=""
+for mode in legacy 2026-07-28; do
+  if [ ! -x "$chromium" ]; then
+    report "apps-browser-$mode" 0 0 1 "not run: $chromium is missing (tools/install-deps.sh installs Debian's chromium)"
+    continue
+  fi
+  if [ -z "$plotly_strict" ]; then
+    report "apps-browser-$mode" 0 1 0 "plotly.js $plotly_version (strict build) not fetched"
+    continue
+  fi
+  E2E_CHROMIUM=$chromium E2E_SCREENSHOTS=$OUT/apps-browser-$mode/screenshots \
+    E2E_PLOTLY_STRICT=$plotly_strict E2E_PLOTLY_VERSION=$plotly_version \
+    drive "apps-browser-$mode" "$node_dir" node tests/e2e/apps/browser.mjs "$mode"
+  grep '^screenshot:' "$OUT/apps-browser-$mode/checks.txt" 2>/dev/null | sed 's/^/    /'
+done
+
 finish

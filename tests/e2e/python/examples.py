@@ -149,7 +149,12 @@ async def check_catalog(report, name, client, samples, served=None):
     resources, prompts = served or (caps.resources is not None, caps.prompts is not None)
     if resources:
         listed = wire(await client.list_resources()).get("resources", [])
-        await report.check(f"{name}/resources-list", lambda: [] if listed else ["no resources listed"])
+        # MCP Apps' documents are served but left out of resources/list (the
+        # extension allows it: hosts find them through the tools), so a
+        # server of apps alone lists none; its samples read them instead.
+        apps_only = any(key.startswith("read:ui://") for key in samples)
+        await report.check(f"{name}/resources-list",
+                           lambda: [] if listed or apps_only else ["no resources listed"])
         for resource in listed:
             async def read(uri=resource["uri"]):
                 return contents_problems(wire(await client.read_resource(uri)))

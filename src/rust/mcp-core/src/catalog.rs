@@ -30,6 +30,9 @@ pub struct ResourceDef {
     pub annotations: Option<Map<String, Value>>,
     /// Registry index of the handler that reads it.
     pub handler: usize,
+    /// Whether `resources/list` shows it: an app's document (see
+    /// [`crate::app`]) is found through its tools, and may be left out.
+    pub listed: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -133,6 +136,13 @@ impl Catalog {
         !self.resources.is_empty() || !self.templates.is_empty()
     }
 
+    /// Whether a resource is an MCP App's document.
+    pub fn has_apps(&self) -> bool {
+        self.resources
+            .iter()
+            .any(|r| r.mime_type.as_deref() == Some(crate::app::MIME_TYPE))
+    }
+
     pub fn has_prompts(&self) -> bool {
         !self.prompts.is_empty()
     }
@@ -191,7 +201,12 @@ impl Catalog {
     }
 
     fn render_lists(&self, rev: Revision) -> [String; 3] {
-        let resources: Vec<Value> = self.resources.iter().map(|r| r.to_wire(rev)).collect();
+        let resources: Vec<Value> = self
+            .resources
+            .iter()
+            .filter(|r| r.listed)
+            .map(|r| r.to_wire(rev))
+            .collect();
         let templates: Vec<Value> = self.templates.iter().map(|t| t.to_wire(rev)).collect();
         let prompts: Vec<Value> = self.prompts.iter().map(|p| p.to_wire(rev)).collect();
         [
@@ -345,6 +360,7 @@ impl Reader {
                 .filter(|a| !a.is_empty())
                 .cloned(),
             handler: self.handler(item, "handler")?,
+            listed: item["listed"].as_bool() != Some(false),
             uri,
         })
     }
@@ -482,6 +498,22 @@ mod tests {
             let err = catalog(value.clone()).err().unwrap_or_default();
             assert!(err.contains(needle), "{value}: {err}");
         }
+    }
+
+    #[test]
+    fn unlisted_resources_are_read_but_not_listed() {
+        let c = catalog(json!({"handlersFrom": 0, "resources": [
+            {"uri": "ui://chart/app.html", "name": "chart", "mimeType": crate::app::MIME_TYPE,
+             "listed": false, "handler": 0},
+            {"uri": "a://b", "name": "b", "handler": 1}]}))
+        .unwrap();
+        for rev in Revision::ALL {
+            let listed: Value =
+                serde_json::from_str(c.list_json(ListKind::Resources, rev)).unwrap();
+            assert_eq!(listed, json!([{"uri": "a://b", "name": "b"}]), "{rev}");
+        }
+        assert_eq!(c.resource("ui://chart/app.html").unwrap().handler, 0);
+        assert!(c.has_apps() && c.has_resources());
     }
 
     #[test]

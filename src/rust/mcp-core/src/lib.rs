@@ -5,6 +5,7 @@
 //! result rendering, and the stdio server with its threads. The R bindings
 //! live in the `mcpserver` crate and talk to [`server::Server`].
 
+pub mod app;
 pub mod backpressure;
 pub mod board;
 pub mod bridge;

@@ -7,6 +7,7 @@
 //! request sees the old set or the new one, never half of each. A call
 //! keeps the registry it started with until it ends.
 
+use crate::app;
 use crate::catalog::Catalog;
 use crate::revision::Revision;
 use crate::tool::{self, ToolDef};
@@ -75,8 +76,11 @@ pub struct Registry {
     by_name: HashMap<String, usize>,
     by_key: HashMap<usize, usize>,
     /// The JSON array of tool definitions, one per revision (index = position
-    /// in `Revision::ALL`).
+    /// in `Revision::ALL`), for clients without the MCP Apps extension.
     lists: Vec<String>,
+    /// The same for clients that declared the extension, when any tool
+    /// takes part in it (see [`crate::app`]).
+    app_lists: Option<Vec<String>>,
     /// Resources, templates and prompts; their handlers follow the tools
     /// (from `catalog.handlers_from` on), never listed nor callable by name.
     catalog: Catalog,
@@ -93,6 +97,8 @@ pub struct Offers {
     pub resources: bool,
     pub prompts: bool,
     pub completions: bool,
+    /// The MCP Apps extension: a tool has `_meta.ui`, or a resource is an app.
+    pub apps: bool,
 }
 
 impl std::fmt::Debug for Registry {
@@ -154,17 +160,26 @@ impl Registry {
             .map(|(i, t)| (t.def.name.clone(), i))
             .collect();
         let by_key = tools.iter().enumerate().map(|(i, t)| (t.key, i)).collect();
-        let lists = Revision::ALL
+        let render = |tool: &dyn Fn(&ToolDef, Revision) -> Option<Value>| -> Vec<String> {
+            Revision::ALL
+                .iter()
+                .map(|&rev| {
+                    let tools = listed.iter().filter_map(|t| tool(&t.def, rev)).collect();
+                    Value::Array(tools).to_string()
+                })
+                .collect()
+        };
+        let lists = render(&app::without_ui);
+        let app_lists = listed
             .iter()
-            .map(|&rev| {
-                Value::Array(listed.iter().map(|t| t.def.to_wire(rev)).collect()).to_string()
-            })
-            .collect();
+            .any(|t| app::has_ui(&t.def))
+            .then(|| render(&app::with_ui));
         let mut registry = Registry {
             tools,
             by_name,
             by_key,
             lists,
+            app_lists,
             offers: Offers::default(),
             changed: Kinds::default(),
             catalog,
@@ -175,6 +190,7 @@ impl Registry {
                 resources: registry.offers.resources || previous.offers.resources,
                 prompts: registry.offers.prompts || previous.offers.prompts,
                 completions: registry.offers.completions || previous.offers.completions,
+                apps: registry.offers.apps || previous.offers.apps,
             };
             registry.changed = previous.changed.or(registry.changes_from(previous));
         }
@@ -188,6 +204,7 @@ impl Registry {
             resources: c.has_resources() || c.declares_resources,
             prompts: c.has_prompts() || c.declares_prompts,
             completions: c.has_completions() || c.declares_prompts || c.declares_resources,
+            apps: self.app_lists.is_some() || c.has_apps(),
         }
     }
 
@@ -203,7 +220,7 @@ impl Registry {
             })
         };
         Kinds {
-            tools: self.lists != old.lists,
+            tools: self.lists != old.lists || self.app_lists != old.app_lists,
             resources: catalog_differs(&[ListKind::Resources, ListKind::Templates]),
             prompts: catalog_differs(&[ListKind::Prompts]),
         }
@@ -264,8 +281,17 @@ impl Registry {
 
     /// The `tools` array of a `tools/list` result for `rev`, as JSON text.
     pub fn list_json(&self, rev: Revision) -> &str {
+        self.list_json_for(rev, false)
+    }
+
+    /// The same for a client that declared the MCP Apps extension (`apps`)
+    /// or not.
+    pub fn list_json_for(&self, rev: Revision, apps: bool) -> &str {
         let index = Revision::ALL.iter().position(|&r| r == rev).unwrap_or(0);
-        &self.lists[index]
+        match (&self.app_lists, apps) {
+            (Some(lists), true) => &lists[index],
+            _ => &self.lists[index],
+        }
     }
 }
 

@@ -17,6 +17,9 @@ const CONTENT_REQUIRED: &str =
 const CONTENT_BLOCKS: &str = "`content` must contain blocks created by `content_*()` constructors.";
 const STRUCTURED_OBJECT: &str = "`structured_content` must be a named JSON object.";
 const RESULT_FIELDS: [&str; 4] = ["content", "structured_content", "is_error", "meta"];
+/// A tool's value with `_meta` for its MCP App (R/app.R, `app_value()`):
+/// `list(value, meta)`, the value sent as if the tool had returned it.
+const APP_VALUE: &str = "mcpserver_app_value";
 
 /// A content block: ours, or one an mcplite script built by hand with
 /// mcplite's class (its fields are checked like ours).
@@ -124,6 +127,16 @@ pub fn from_value(value: RValue, output: Option<&Node>) -> ToolResult {
 }
 
 fn convert(value: RValue, output: Option<&Node>) -> Result<ToolResult, String> {
+    if value.kind() == SEXPTYPE::VECSXP && value.inherits(APP_VALUE) {
+        let mut result = convert(field(value, "value"), output)?;
+        if let Some(extra) = read_meta(field(value, "meta"))? {
+            result
+                .meta
+                .get_or_insert_with(Default::default)
+                .extend(extra);
+        }
+        return Ok(result);
+    }
     if let Some(class) = result_class(value) {
         return from_tool_result(value, class, output);
     }

@@ -450,7 +450,7 @@ fn normalize_annotations_(annotations: Robj) -> Robj {
 /// The JSON definition a client speaking `revision` receives for this tool.
 /// @noRd
 #[extendr]
-fn tool_definition_(spec: Robj, revision: &str, pretty: bool) -> Robj {
+fn tool_definition_(spec: Robj, revision: &str, pretty: bool, apps: bool) -> Robj {
     let Some(rev) = Revision::parse(revision) else {
         let known: Vec<&str> = Revision::ALL.iter().map(|r| r.as_str()).collect();
         return check::fail(format!(
@@ -462,9 +462,27 @@ fn tool_definition_(spec: Robj, revision: &str, pretty: bool) -> Robj {
                 .join(", ")
         ));
     };
-    match plan(RValue::of(&spec)) {
-        Ok(plan) => crate::json::render(&plan.def.to_wire(rev), pretty).into_robj(),
-        Err(e) => check::fail(e),
+    let plan = match plan(RValue::of(&spec)) {
+        Ok(plan) => plan,
+        Err(e) => return check::fail(e),
+    };
+    // As `tools/list` sends it to a host with or without MCP Apps.
+    let wire = if apps {
+        mcp_core::app::with_ui(&plan.def, rev)
+    } else {
+        mcp_core::app::without_ui(&plan.def, rev)
+    };
+    match wire {
+        Some(tool) => crate::json::render(&tool, pretty).into_robj(),
+        None => check::fail(format!(
+            "Tool \"{}\" is only for apps (`visibility = \"app\"`): a client {} is not sent it.",
+            plan.def.name,
+            if apps {
+                format!("speaking {rev} (before 2025-06-18, no MCP Apps)")
+            } else {
+                "without the MCP Apps extension".to_string()
+            }
+        )),
     }
 }
 

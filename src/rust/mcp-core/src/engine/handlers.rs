@@ -166,7 +166,7 @@ pub(super) fn settle(
     }
     let mut body = match purpose {
         Purpose::Tool => unreachable!("tool results are rendered by result::render"),
-        Purpose::Read { uri, mime_type, .. } => read_body(uri, mime_type.as_deref(), result)?,
+        Purpose::Read { uri, mime_type, .. } => read_body(uri, mime_type.as_deref(), result, rev)?,
         Purpose::Prompt { description } => prompt_body(description.as_deref(), result, rev)?,
         Purpose::Complete => completion_body(result)?,
         Purpose::Token => return Ok(token_body(result)),
@@ -243,11 +243,14 @@ fn first_text(result: &ToolResult) -> String {
 
 /// `ReadResourceResult`: text blocks become text contents and image or
 /// audio blocks blob contents of the requested URI; embedded resources keep
-/// their own URI (a read may return several, say a directory's files).
+/// their own URI (a read may return several, say a directory's files). A
+/// block's `_meta` becomes its content's (from 2025-06-18 on), where an MCP
+/// App's document carries its `_meta.ui`.
 fn read_body(
     uri: &str,
     mime_type: Option<&str>,
     result: &ToolResult,
+    rev: Revision,
 ) -> Result<Map<String, Value>, Value> {
     let purpose = || Purpose::Read {
         uri: uri.into(),
@@ -295,6 +298,9 @@ fn read_body(
                      a file or content_resource() blocks",
                 ))
             }
+        }
+        if let (Some(meta), true) = (&block.meta, rev.has_structured_output()) {
+            entry.insert("_meta".into(), Value::Object(meta.clone()));
         }
         contents.push(Value::Object(entry));
     }

@@ -6,6 +6,7 @@
 //! starts a *legacy* session; anything else belongs to that session. Nothing
 //! here blocks or touches threads, so every rule is testable in `cargo test`.
 
+use crate::app;
 use crate::backpressure::Limits;
 use crate::jsonrpc::{self, Line, Message, RequestId};
 use crate::logging::LogLevel;
@@ -1281,8 +1282,11 @@ impl Engine {
                 caps["tasks"] =
                     json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
             } else if rev.is_modern() {
-                caps["extensions"] = json!({ tasks::EXTENSION: {} });
+                caps["extensions"][tasks::EXTENSION] = json!({});
             }
+        }
+        if self.registry.offers().apps && app::offered_on(rev) {
+            caps["extensions"][app::EXTENSION] = json!({});
         }
         caps
     }
@@ -1302,7 +1306,11 @@ impl Engine {
     }
 
     fn tools_list(&self, id: &RequestId, params: &Value, rev: Revision) -> String {
-        let tools = self.registry.list_json(rev);
+        // Tools that show their results in an app are listed as such only
+        // to clients that declared the MCP Apps extension.
+        let meta = params.get("_meta").and_then(Value::as_object);
+        let apps = app::declared(&self.client_capabilities(meta, rev));
+        let tools = self.registry.list_json_for(rev, apps);
         let changed = self.registry.changed().tools;
         self.list_result(id, params, rev, ("tools", tools), "every tool", changed)
     }
