@@ -29,13 +29,19 @@
 #' called).
 #'
 #' @section Running code:
-#' `run_r_code` runs R code as if typed at the console: in the global
-#' environment, one expression after another, stopping at the first error.
+#' `run_r_code` runs R code as if typed at the console, one expression
+#' after another, stopping at the first error. With `run_in = "scratch"`
+#' (the default) it runs in a scratch environment whose parent is the
+#' global environment: the code reads your objects, but what it assigns
+#' stays in the scratch environment (kept for later calls, and shown by
+#' `list_objects` and `describe_object`), so your workspace never changes
+#' behind your back; `run_in = "global"` runs it in the global environment
+#' itself.
 #' It returns a transcript (each expression, then what it printed, its
 #' visible value, messages, warnings and the error, if any) and each plot
 #' it drew as a PNG image (drawn on a device of its own, so the plots you
 #' have open are left alone). The result is flagged as an error when the
-#' code raised one. Objects it creates or changes stay in your workspace.
+#' code raised one.
 #'
 #' What `run_code` allows:
 #' - `"off"` (the default): no `run_r_code` tool at all.
@@ -52,6 +58,8 @@
 #'   or `"allow"` (see Running code). Defaults to the option
 #'   `mcpserver.run_code`, else `"off"`.
 #' @param max_output The most characters of text one call returns.
+#' @param run_in Where `run_r_code` runs code: `"scratch"` or `"global"`
+#'   (see Running code).
 #' @return A list of tools (see [tool()]), for [mcp_session()] or
 #'   [mcp_server()].
 #' @seealso [mcp_session()] to serve them from your R session.
@@ -65,10 +73,12 @@
 #' cat(describe("cars_copy"))
 #' rm(cars_copy)
 #' @export
-session_tools <- function(run_code = getOption("mcpserver.run_code", "off"), max_output = 20000) {
+session_tools <- function(run_code = getOption("mcpserver.run_code", "off"), max_output = 20000,
+                          run_in = c("scratch", "global")) {
   if (!is_string(run_code) || !run_code %in% c("off", "ask", "allow")) {
     abort("`run_code` must be \"off\", \"ask\" or \"allow\".")
   }
+  run_in <- match.arg(run_in)
   if (!is_number(max_output) || max_output < 1000) {
     abort("`max_output` must be a number of characters, at least 1000.")
   }
@@ -129,17 +139,25 @@ session_tools <- function(run_code = getOption("mcpserver.run_code", "off"), max
       name = "read_file", title = "Read a file", annotations = reading
     )
   )
-  if (run_code != "off") tools <- c(tools, list(run_code_tool(run_code, max_output)))
+  if (run_code != "off") tools <- c(tools, list(run_code_tool(run_code, max_output, run_in)))
   tools
 }
 
-run_code_tool <- function(policy, max_output) {
+run_code_tool <- function(policy, max_output, run_in) {
+  where <- if (run_in == "global") {
+    "in the global environment, where the objects it creates or changes stay."
+  } else {
+    paste(
+      "in a scratch environment of its own, which sees the user's objects but keeps what the code assigns",
+      "(the user's workspace is not changed by assignments; later calls see the scratch objects)."
+    )
+  }
   description <- paste(
-    "Run R code in the user's R session, as if typed at its console: in the global environment, where the",
-    "objects it creates or changes stay. Returns what it printed, its values, messages, warnings, errors and plots."
+    "Run R code in the user's R session, as if typed at its console:", where,
+    "Returns what it printed, its values, messages, warnings, errors and plots."
   )
   if (policy == "ask") description <- paste(description, "The user is asked to approve each snippet before it runs.")
-  tool(function(code) session_run_code(code, policy, max_output),
+  tool(function(code) session_run_code(code, policy, max_output, run_env(run_in)),
     description,
     arguments = list(code = type_string("The R code to run.")),
     name = "run_r_code", title = "Run R code",
@@ -173,8 +191,16 @@ printed <- function(x, width = 100L) {
 # ---- Objects -------------------------------------------------------------------
 
 session_objects <- function(env = globalenv()) {
+  listing <- object_listing(env, "the global environment")
+  if (!is.null(the$scratch) && length(ls(the$scratch)) > 0) {
+    listing <- c(listing, "", object_listing(the$scratch, "run_r_code's scratch environment"))
+  }
+  listing
+}
+
+object_listing <- function(env, where) {
   names <- sort(ls(env))
-  if (length(names) == 0) return("The global environment is empty.")
+  if (length(names) == 0) return(sprintf("%s is empty.", upper_first(where)))
   rows <- lapply(names, function(name) {
     if (bindingIsActive(name, env)) return(c(name, "active binding", "", ""))
     x <- get(name, envir = env, inherits = FALSE)
@@ -182,7 +208,7 @@ session_objects <- function(env = globalenv()) {
   })
   table <- do.call(rbind, rows)
   colnames(table) <- c("name", "class", "size", "dimensions")
-  c(sprintf("%d object(s) in the global environment:", length(names)), "", format_table(table))
+  c(sprintf("%d object(s) in %s:", length(names), where), "", format_table(table))
 }
 
 object_class <- function(x) paste(class(x), collapse = "/")
@@ -206,7 +232,13 @@ format_table <- function(table) {
   sub("[[:space:]]+$", "", lines)
 }
 
+upper_first <- function(text) paste0(toupper(substr(text, 1L, 1L)), substring(text, 2L))
+
 session_describe <- function(name, env = globalenv()) {
+  if (!exists(name, envir = env, inherits = FALSE) && !is.null(the$scratch) &&
+    exists(name, envir = the$scratch, inherits = FALSE)) {
+    env <- the$scratch
+  }
   if (!exists(name, envir = env, inherits = FALSE)) {
     abort(sprintf("There is no object named `%s` in the global environment; list_objects shows what there is.", name))
   }
@@ -464,7 +496,16 @@ folder_listing <- function(path, folder) {
 
 # ---- Running code ------------------------------------------------------------
 
-session_run_code <- function(code, policy, max_output) {
+# Where run_r_code evaluates: the global environment, or the session's
+# scratch environment, a child of it made once (so the code reads the user's
+# objects, and its assignments stay out of the workspace).
+run_env <- function(run_in) {
+  if (run_in == "global") return(globalenv())
+  if (is.null(the$scratch)) the$scratch <- new.env(parent = globalenv())
+  the$scratch
+}
+
+session_run_code <- function(code, policy, max_output, env = globalenv()) {
   exprs <- tryCatch(parse(text = code, keep.source = TRUE), error = function(e) e)
   if (inherits(exprs, "error")) {
     return(tool_result(content_text(paste("The code does not parse, so nothing ran:", conditionMessage(exprs))), is_error = TRUE))
@@ -478,7 +519,7 @@ session_run_code <- function(code, policy, max_output) {
     }
     return(tool_result(content_text(why), is_error = TRUE))
   }
-  run <- evaluate_at_top(exprs)
+  run <- evaluate_at_top(exprs, env)
   content <- list(content_text(bounded(run$transcript, max_output)))
   plots <- utils::head(run$plots, 5L)
   for (png in plots) content[[length(content) + 1L]] <- content_image(png, "image/png")
@@ -504,7 +545,7 @@ ask_to_run <- function(code) {
 # Evaluates `exprs` in the global environment as the console would: each
 # expression in turn, printing visible values, until the first error.
 # Output, messages, warnings and plots are collected instead of shown.
-evaluate_at_top <- function(exprs) {
+evaluate_at_top <- function(exprs, env = globalenv()) {
   plots <- plot_collector()
   on.exit(plots$close())
   sources <- lapply(attr(exprs, "srcref"), as.character)
@@ -513,7 +554,7 @@ evaluate_at_top <- function(exprs) {
   for (i in seq_along(exprs)) {
     source <- sources[[i]]
     transcript <- c(transcript, paste0(c("> ", rep("+ ", length(source) - 1L)), source))
-    outcome <- evaluate_one(exprs[[i]])
+    outcome <- evaluate_one(exprs[[i]], env)
     transcript <- c(transcript, outcome$lines)
     if (outcome$failed) {
       failed <- TRUE
@@ -525,14 +566,14 @@ evaluate_at_top <- function(exprs) {
 
 # One expression: what it printed, with its messages, warnings and error
 # written in among the output where they happened, and whether it failed.
-evaluate_one <- function(expr) {
+evaluate_one <- function(expr, env = globalenv()) {
   failed <- FALSE
   say <- function(text) cat(text, "\n", sep = "")
   lines <- utils::capture.output(
     withCallingHandlers(
       tryCatch(
         {
-          shown <- withVisible(eval(expr, globalenv()))
+          shown <- withVisible(eval(expr, env))
           if (shown$visible) print(shown$value)
         },
         error = function(e) {
