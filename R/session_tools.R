@@ -579,6 +579,8 @@ evaluate_one <- function(expr, env = globalenv()) {
         error = function(e) {
           failed <<- TRUE
           call <- conditionCall(e)
+          # An error raised by the code's own top level names our eval().
+          if (identical(call, quote(eval(expr, env)))) call <- NULL
           say(if (is.null(call)) {
             paste("Error:", conditionMessage(e))
           } else {

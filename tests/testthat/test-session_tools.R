@@ -26,7 +26,7 @@ test_that("list_objects shows each object's class, size and dimensions", {
   expect_match(text, "st_df +data.frame +[0-9.]+ [kB]+ +3 x 2")
   expect_match(text, "st_fit +lm +[0-9.]+ kB +length 12")
   expect_match(text, "st_list +list +[0-9]+ B +length 2")
-  expect_match(text, "st_fun +function +[0-9]+ B +function\\(x, y\\)")
+  expect_match(text, "st_fun +function +[0-9.]+ k?B +function\\(x, y\\)")
 })
 
 test_that("describe_object shows a data frame's columns, a model's summary, a list's and a function's structure", {
@@ -117,16 +117,19 @@ test_that("run_r_code is absent by default, and allowed it runs in a scratch env
   result <- run("st_new <- st_base + 2; st_new; message('hi'); warning('careful')")
   expect_false(result$is_error)
   text <- result$content[[1]]$text
-  expect_match(text, "> st_new <- st_base + 2; st_new; message('hi'); warning('careful')", fixed = TRUE)
-  expect_match(text, "[1] 42", fixed = TRUE)
-  expect_match(text, "hi\nWarning: careful")
+  expect_equal(text, paste(
+    "> st_new <- st_base + 2", "> st_new", "[1] 42", "> message('hi')", "hi",
+    "> warning('careful')", "Warning: careful",
+    sep = "\n"
+  ))
   # Assignments stay out of the user's workspace, and later calls see them.
   expect_false(exists("st_new", envir = globalenv(), inherits = FALSE))
   expect_match(run("st_new * 2")$content[[1]]$text, "[1] 84", fixed = TRUE)
   expect_match(tools_by_name()$list_objects(), "scratch environment")
   failed <- run("stop('boom'); 1 + 1")
   expect_true(failed$is_error)
-  expect_match(failed$content[[1]]$text, "Error: boom")
+  expect_match(failed$content[[1]]$text, "> stop('boom')\nError: boom", fixed = TRUE)
+  expect_match(run("f <- function() stop('deep'); f()")$content[[1]]$text, "Error in f(): deep", fixed = TRUE)
   expect_no_match(failed$content[[1]]$text, "[1] 2", fixed = TRUE)
   expect_true(run("(")$is_error)
 })

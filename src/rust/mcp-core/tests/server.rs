@@ -358,7 +358,10 @@ fn a_call_that_waits_past_the_queue_limit_is_answered_and_never_runs() {
     assert!(waited < Duration::from_secs(3), "{waited:?}");
     assert_eq!(answer["result"]["isError"], true);
     let text = answer["result"]["content"][0]["text"].as_str().unwrap();
-    assert!(text.starts_with("Not run: R was busy for 0.3 seconds"), "{text}");
+    assert!(
+        text.starts_with("Not run: R was busy for 0.3 seconds"),
+        "{text}"
+    );
     // The running call is not cut short by the queue limit.
     server.complete(busy.id, done_text("first"));
     assert_eq!(client.recv()["result"]["content"][0]["text"], "first");
