@@ -42,8 +42,20 @@
 #' that adds TLS). Clients that speak HTTP themselves can be given the URL
 #' directly.
 #'
+#' @section Without a URL:
+#' `mcp_bridge()` with no `url` connects to an R session you opened that
+#' serves with [mcp_session()], found in your session registry: the one
+#' whose working directory is the bridge's (the folder the client starts it
+#' in) or the nearest ancestor of it, else the newest. It says on stderr
+#' which session it reached; the session's instructions and its
+#' `session_info` tool tell the model. When no session runs, the bridge
+#' serves [session_tools()] itself, in its own fresh R process, with a
+#' `list_r_sessions` tool and instructions saying that no session was found
+#' (so the model learns it from the first answer, not from a hang).
+#'
 #' @param url The server's MCP endpoint, such as
-#'   `"http://127.0.0.1:8000/mcp"`.
+#'   `"http://127.0.0.1:8000/mcp"`, or `NULL` (the default) for the R
+#'   session found in the registry (see Without a URL).
 #' @param token A bearer token to send as `Authorization: Bearer <token>`
 #'   on every request, or `NULL`. An empty string counts as none. By default
 #'   the environment variable `MCP_BEARER_TOKEN`, which a client's
@@ -66,8 +78,18 @@
 #'   mcp_bridge("http://127.0.0.1:8000/mcp", token = Sys.getenv("MCP_TOKEN"))
 #' }
 #' @export
-mcp_bridge <- function(url, token = Sys.getenv("MCP_BEARER_TOKEN"), headers = NULL, grace = 10,
+mcp_bridge <- function(url = NULL, token = Sys.getenv("MCP_BEARER_TOKEN"), headers = NULL, grace = 10,
                        max_message_size = 32 * 1024^2) {
+  if (is.null(url)) {
+    session <- session_choose(session_entries(session_dir(create = FALSE)))
+    if (is.null(session)) return(serve_without_session())
+    message(sprintf(
+      "mcp_bridge(): reaching the R session of process %d in %s (R %s, started %s).",
+      session$pid, session$wd, session$r_version, format(session$started)
+    ))
+    url <- session$url
+    token <- session$token
+  }
   http <- check_http_options(url, token, headers)
   if (!is_number(grace) || grace < 0) abort("`grace` must be a number of seconds, 0 or more.")
   if (!is_positive_number(max_message_size) || max_message_size < 1024) {

@@ -105,6 +105,10 @@
 #' @param rscript The path of the `Rscript` program that runs the server.
 #'   Defaults to the one of the running R, `file.path(R.home("bin"),
 #'   "Rscript")` (`Rscript.exe` on Windows).
+#' @param session `TRUE` for the command that reaches your R session
+#'   serving with [mcp_session()], `Rscript -e 'mcpserver::mcp_bridge()'`
+#'   (give no `script` then): the bridge finds the session when the client
+#'   starts it. The default name is `r-session`.
 #' @param bridge For a URL: `TRUE` for the command that runs [mcp_bridge()],
 #'   `FALSE` for an entry with the URL, or `NULL` for the client's best (the
 #'   URL for clients that speak HTTP, the bridge for the others).
@@ -132,15 +136,26 @@
 #' mcp_client_config("http://127.0.0.1:8000/mcp", "claude-code")
 #' mcp_client_config("http://127.0.0.1:8000/mcp") # Claude Desktop: the bridge
 #'
+#' # Your own R session, serving with mcp_session():
+#' mcp_client_config(client = "claude-code", session = TRUE)
+#'
 #' # Merge it into a configuration file (here a temporary one):
 #' config <- file.path(tempdir(), "claude_desktop_config.json")
 #' mcp_client_install(script, "claude-desktop", path = config)
 #' cat(readLines(config), sep = "\n")
 #' @export
 mcp_client_config <- function(script, client = "claude-desktop", name = NULL,
-                              env = NULL, rscript = NULL, bridge = NULL, rscript_args = NULL) {
+                              env = NULL, rscript = NULL, bridge = NULL, session = FALSE,
+                              rscript_args = NULL) {
   client <- cfg_check_client(client)
   rscript_args <- cfg_rscript_args(rscript_args)
+  if (!is_flag(session)) abort("`session` must be TRUE or FALSE.")
+  if (session) {
+    if (!missing(script) || !is.null(bridge)) abort("`session = TRUE` takes no `script` and no `bridge`: the bridge finds the session.")
+    name <- if (is.null(name)) "r-session" else cfg_name(name, NULL, client)
+    os <- cfg_os()
+    return(cfg_new(client, name, cfg_rscript(rscript, os), c(rscript_args, "-e", "mcpserver::mcp_bridge()"), cfg_env(env), os))
+  }
   if (is_url(script)) return(cfg_url_config(script, client, name, env, rscript, bridge, rscript_args))
   if (!is.null(bridge)) abort("`bridge` is for a server given by its URL.")
   script <- cfg_script(script)
@@ -201,11 +216,19 @@ cfg_url_name <- function(url) {
 #' @export
 mcp_client_install <- function(script, client = "claude-desktop", name = NULL,
                                env = NULL, rscript = NULL, path = NULL,
-                               overwrite = FALSE, bridge = NULL, rscript_args = NULL) {
-  config <- mcp_client_config(script, client,
-    name = name, env = env, rscript = rscript, bridge = bridge,
-    rscript_args = rscript_args
-  )
+                               overwrite = FALSE, bridge = NULL, session = FALSE,
+                               rscript_args = NULL) {
+  config <- if (isTRUE(session)) {
+    mcp_client_config(
+      client = client, name = name, env = env, rscript = rscript,
+      session = TRUE, rscript_args = rscript_args
+    )
+  } else {
+    mcp_client_config(script, client,
+      name = name, env = env, rscript = rscript, bridge = bridge,
+      rscript_args = rscript_args
+    )
+  }
   if (!isTRUE(overwrite) && !isFALSE(overwrite)) abort("`overwrite` must be TRUE or FALSE.")
   if (is.null(path)) {
     path <- config$path

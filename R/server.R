@@ -83,6 +83,13 @@
 #' @param title A human-readable name for clients to display, or `NULL`.
 #' @param timeout A limit in seconds for each tool call, or `NULL` for none.
 #'   A tool's own `timeout` takes precedence.
+#' @param queue_timeout A limit in seconds on how long a call may wait for R
+#'   to start it, or `NULL` (the default) to wait as long as it takes. A
+#'   call still waiting then (R busy with calls ahead of it or, serving in
+#'   the background, with a command at the console) is answered with a
+#'   tool error saying it was not run, so the client learns at once rather
+#'   than waiting in silence; it never runs later. Calls running as tasks
+#'   wait as long as it takes.
 #' @param max_message_size The longest incoming message accepted, in bytes.
 #'   A longer one is answered with an error and skipped; the server goes on.
 #' @param request_state_key A secret string that signs the state a
@@ -153,7 +160,7 @@
 #' }
 #' @export
 mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
-                       version = "1.0.0", title = NULL, timeout = NULL,
+                       version = "1.0.0", title = NULL, timeout = NULL, queue_timeout = NULL,
                        max_message_size = 32 * 1024^2, request_state_key = NULL,
                        request_state_store = NULL, workers = NULL, worker_queue = 100,
                        worker_grace = 1, transport = c("stdio", "http"), host = "127.0.0.1",
@@ -172,6 +179,9 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   }
   name <- name %||% default_server_name()
   check_server_options(name, version, title, timeout, max_message_size)
+  if (!is.null(queue_timeout) && !is_positive_number(queue_timeout)) {
+    abort("`queue_timeout` must be NULL or a positive number of seconds.")
+  }
   if (!is.null(request_state_key) && !(is_string(request_state_key) && nzchar(request_state_key))) {
     abort("`request_state_key` must be NULL or a non-empty string.")
   }
@@ -187,7 +197,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   specs <- lapply(runnable, tool_spec)
   options <- list(
     name = name, version = version, title = title, instructions = instructions,
-    max_message_size = max_message_size, timeout = timeout,
+    max_message_size = max_message_size, timeout = timeout, queue_timeout = queue_timeout,
     request_state_key = request_state_key, request_state_store = request_state_store,
     catalog = served$catalog
   )

@@ -60,6 +60,11 @@ struct State {
     current: Option<JobId>,
     /// Jobs cancelled while they waited in the queue.
     cancelled: HashSet<JobId>,
+    /// Jobs with a queue limit that R has taken from the queue: they can no
+    /// longer expire (see [`Board::take`]).
+    taken: HashSet<JobId>,
+    /// Jobs given up while they waited in the queue, already answered.
+    expired: HashSet<JobId>,
     /// The running job has been cancelled (for handlers that check).
     current_cancelled: bool,
     /// Why the running job was interrupted, if it was.
@@ -98,6 +103,30 @@ impl Board {
         true
     }
 
+    /// R takes `job`, which has a queue limit, from the queue (to run it or
+    /// hand it to a worker). False if it expired first: it must not run.
+    /// This and [`Board::expire_if_waiting`] take the same lock, so exactly
+    /// one of them wins.
+    pub fn take(&self, job: JobId) -> bool {
+        let mut s = self.lock();
+        if s.expired.remove(&job) {
+            return false;
+        }
+        s.taken.insert(job);
+        true
+    }
+
+    /// Gives `job` up if R has not taken it yet (true then: it will never
+    /// run, and the caller answers it).
+    pub fn expire_if_waiting(&self, job: JobId) -> bool {
+        let mut s = self.lock();
+        if s.taken.contains(&job) {
+            return false;
+        }
+        s.expired.insert(job);
+        true
+    }
+
     /// The tool thread is done with `job`. Called on the tool thread: if the
     /// job was interrupted, the interrupt is settled here, under the lock, so
     /// none is left over for whatever the tool thread runs next.
@@ -117,7 +146,10 @@ impl Board {
     /// cancel for it can come any more): a cancel that raced the end of the
     /// job found it no longer running and marked it as if queued.
     pub fn forget(&self, job: JobId) {
-        self.lock().cancelled.remove(&job);
+        let mut s = self.lock();
+        s.cancelled.remove(&job);
+        s.taken.remove(&job);
+        s.expired.remove(&job);
     }
 
     /// Whether the client cancelled `job` (running or queued).
@@ -215,6 +247,21 @@ mod tests {
             },
         ));
         (board, counts)
+    }
+
+    #[test]
+    fn a_job_either_expires_in_the_queue_or_is_taken_never_both() {
+        let (b, _) = board();
+        assert!(b.expire_if_waiting(3));
+        assert!(!b.take(3));
+        assert!(b.take(4));
+        assert!(!b.expire_if_waiting(4));
+        b.forget(3);
+        b.forget(4);
+        // Forgotten, the ids leave no mark behind.
+        assert!(b.take(3));
+        b.forget(3);
+        assert!(b.expire_if_waiting(4));
     }
 
     #[test]

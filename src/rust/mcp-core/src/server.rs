@@ -195,6 +195,10 @@ struct Shared {
     watchers: Mutex<Vec<Watcher>>,
     /// The token check R runs now, if it does (see [`crate::turns`]).
     running_check: Mutex<Option<RunningCheck>>,
+    /// How long a call may wait for R (see `Config::queue_timeout`).
+    queue_timeout: Option<Duration>,
+    /// The timer of each call with a queue limit, until R takes the call.
+    queue_timers: Mutex<HashMap<JobId, tokio::task::AbortHandle>>,
 }
 
 /// A token check R runs: stopped if it holds R past its allowance while
@@ -413,6 +417,10 @@ impl Shared {
                     mailbox.job_started(job.id, &job.context.request_id);
                 }
                 let call = !job.token_check;
+                // Armed before the job is queued, so R always finds its timer.
+                if let (true, None, Some(limit)) = (call, &job.context.task, self.queue_timeout) {
+                    self.limit_wait(slot, job.id, limit);
+                }
                 if let Some(jobs) = lock(&self.jobs).as_ref() {
                     let _ = jobs.send(job);
                 }
@@ -439,6 +447,40 @@ impl Shared {
                 }
             }
         }
+    }
+
+    /// Gives `job` up, answering it with an error, if R has not taken it
+    /// from the queue within `limit`.
+    fn limit_wait(self: &Arc<Self>, slot: &Arc<Slot>, job: JobId, limit: Duration) {
+        let shared = self.clone();
+        let slot = slot.clone();
+        let timer = self.timers.spawn(async move {
+            tokio::time::sleep(limit).await;
+            shared.guarded(|| {
+                lock(&shared.queue_timers).remove(&job);
+                if shared.board.expire_if_waiting(job) {
+                    shared
+                        .trace
+                        .note(&format!("job {job} waited {limit:?} for R; giving it up"));
+                    shared.step_on(&slot, Cause::Job(job), |e, out| {
+                        e.on_queue_expired(job, limit, out)
+                    });
+                }
+            });
+        });
+        lock(&self.queue_timers).insert(job, timer.abort_handle());
+    }
+
+    /// R takes `job` from the queue: false if it was given up meanwhile
+    /// (see [`Shared::limit_wait`]), answered already, and must not run.
+    fn take(&self, job: JobId) -> bool {
+        if self.queue_timeout.is_none() {
+            return true;
+        }
+        if let Some(timer) = lock(&self.queue_timers).remove(&job) {
+            timer.abort();
+        }
+        self.board.take(job)
     }
 
     /// A call waits for R: a token check R runs is stopped once it has held
@@ -811,6 +853,8 @@ impl Core {
             waker: Mutex::new(None),
             watchers: Mutex::new(Vec::new()),
             running_check: Mutex::new(None),
+            queue_timeout: config.queue_timeout,
+            queue_timers: Mutex::new(HashMap::new()),
         });
         let timers = run_timers(runtime, &shared)?;
         Ok(Core {
@@ -1048,6 +1092,11 @@ impl Server {
             };
             match next {
                 Ok(mut job) => {
+                    if !self.shared.take(job.id) {
+                        // Given up while it waited: answered already.
+                        self.complete(job.id, Outcome::Cancelled);
+                        continue;
+                    }
                     let large = job
                         .sent_arguments
                         .as_ref()

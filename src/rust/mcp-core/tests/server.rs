@@ -338,6 +338,64 @@ fn a_tool_past_its_limit_is_interrupted_and_answered() {
 }
 
 #[test]
+fn a_call_that_waits_past_the_queue_limit_is_answered_and_never_runs() {
+    let config = Config {
+        queue_timeout: Some(Duration::from_millis(300)),
+        ..Config::default()
+    };
+    let (mut server, mut client, _) = start(config);
+    init(&mut client);
+    // R is busy with call 1 (the user's command, in a live session) while
+    // call 2 waits.
+    client.send(call(1, "echo"));
+    let busy = next_job(&server);
+    client.send(call(2, "echo"));
+    let t0 = Instant::now();
+    let answer = client.recv();
+    let waited = t0.elapsed();
+    assert_eq!(answer["id"], 2);
+    assert!(waited >= Duration::from_millis(300), "{waited:?}");
+    assert!(waited < Duration::from_secs(3), "{waited:?}");
+    assert_eq!(answer["result"]["isError"], true);
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Not run: R was busy for 0.3 seconds"),
+        "{text}"
+    );
+    // The running call is not cut short by the queue limit.
+    server.complete(busy.id, done_text("first"));
+    assert_eq!(client.recv()["result"]["content"][0]["text"], "first");
+    // Once R is free, the given-up call is not handed to it.
+    client.send(call(3, "echo"));
+    let next = next_job(&server);
+    assert_eq!(next.context.request_id.as_json(), "3");
+    server.complete(next.id, done_text("third"));
+    assert_eq!(client.recv()["id"], 3);
+    assert!(client.nothing_for(Duration::from_millis(200)));
+    client.close();
+    server.stop();
+}
+
+#[test]
+fn a_call_taken_within_the_queue_limit_runs_past_it() {
+    let config = Config {
+        queue_timeout: Some(Duration::from_millis(200)),
+        ..Config::default()
+    };
+    let (mut server, mut client, interrupts) = start(config);
+    init(&mut client);
+    client.send(call(1, "echo"));
+    let job = next_job(&server);
+    std::thread::sleep(Duration::from_millis(500));
+    server.complete(job.id, done_text("ran"));
+    let answer = client.recv();
+    assert_eq!(answer["result"]["content"][0]["text"], "ran");
+    assert_eq!(interrupts.load(Ordering::SeqCst), 0);
+    client.close();
+    server.stop();
+}
+
+#[test]
 fn a_default_timeout_applies_to_tools_without_their_own() {
     let config = Config {
         default_timeout: Some(Duration::from_millis(100)),

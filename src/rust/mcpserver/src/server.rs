@@ -165,7 +165,7 @@ const NESTED_INPUT: &str = "the call came from mcp_client() in the R session tha
 
 /// The server settings `mcp_server()` passes as a named list (checked
 /// there): `name`, `version`, `title`, `instructions`, `max_message_size`,
-/// `timeout`, `request_state_key`, `request_state_store`.
+/// `timeout`, `queue_timeout`, `request_state_key`, `request_state_store`.
 fn config_from(options: RValue) -> Config {
     let text = |name: &str| {
         field(options, name)
@@ -183,6 +183,7 @@ fn config_from(options: RValue) -> Config {
         max_message_bytes: number("max_message_size")
             .map_or(Config::default().max_message_bytes, |n| n as usize),
         default_timeout: number("timeout").map(check::seconds),
+        queue_timeout: number("queue_timeout").map(check::seconds),
         request_state_key: text("request_state_key").map(String::into_bytes),
         request_state_store: text("request_state_store").map(std::path::PathBuf::from),
         ..Config::default()

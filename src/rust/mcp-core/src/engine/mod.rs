@@ -96,6 +96,11 @@ pub struct Config {
     pub read_ttl_ms: u64,
     /// Limit for tools that set none of their own.
     pub default_timeout: Option<Duration>,
+    /// How long a call may wait for R to take it (R busy with the user's
+    /// command, in a session serving in the background, or with calls
+    /// ahead of it) before it is answered with a tool error saying nothing
+    /// ran; `None` waits as long as it takes. Tasks are never cut short.
+    pub queue_timeout: Option<Duration>,
     /// Key for signing the state of input-required rounds; a random key
     /// when `None` (state then only verifies within this process).
     pub request_state_key: Option<Vec<u8>>,
@@ -120,6 +125,7 @@ impl Default for Config {
             list_ttl_ms: 300_000,
             read_ttl_ms: 0,
             default_timeout: None,
+            queue_timeout: None,
             request_state_key: None,
             request_state_store: None,
             limits: Limits::default(),
@@ -746,6 +752,29 @@ impl Engine {
             Outcome::InputsRequired(requests) => self.input_required_answer(state, requests),
             Outcome::Cancelled => unreachable!("handled by the caller"),
         }
+    }
+
+    /// A call waited for R past the queue limit and will not run (the
+    /// board has marked it so): it is answered with an error saying so.
+    /// A call cancelled meanwhile gets no answer, as any cancelled call.
+    pub fn on_queue_expired(&mut self, job: JobId, waited: Duration, out: &mut Vec<Output>) {
+        let Some(state) = self.jobs.get(&job) else {
+            return;
+        };
+        if state.cancelled {
+            return;
+        }
+        let text = format!(
+            "Not run: R was busy for {} (its console running a command, or other calls ahead \
+             of this one), so the call was given up without running. Try again once R is free.",
+            describe_duration(waited)
+        );
+        let outcome = if state.purpose == Purpose::Tool {
+            Outcome::Done(ToolResult::error(text))
+        } else {
+            Outcome::Failed(text)
+        };
+        self.on_completed(job, outcome, out);
     }
 
     /// How to render the result of `job`, if it is still waiting for one.
