@@ -116,7 +116,7 @@
 #' @export
 mcp_app <- function(ui = NULL, ..., uri = NULL, name = NULL, title = NULL, description = NULL,
                     csp = NULL, permissions = NULL, domain = NULL, prefers_border = NULL) {
-  check_dots_empty(..., what = "mcp_app()")
+  check_dots_empty(..., what = "mcp_app()", fun = mcp_app)
   if (!is.null(uri) && !(is_string(uri) && grepl("^ui://[^/?#]+", uri))) {
     abort("`uri` must be NULL or a ui:// URI, such as \"ui://charts/ozone.html\".")
   }

@@ -194,7 +194,7 @@ session_dir_check <- function(dir) {
 # 64 hex digits from the system's random source (R's generator, and so
 # the user's .Random.seed, is left alone).
 session_secret <- function() {
-  con <- file("/dev/urandom", "rb")
+  con <- file("/dev/urandom", "rb", raw = TRUE)
   on.exit(close(con))
   paste(format(readBin(con, "raw", 32L)), collapse = "")
 }

@@ -173,3 +173,12 @@ test_that("mcp_client_config(session = TRUE) writes the bridge without a URL", {
   expect_equal(config$args, c("-e", "mcpserver::mcp_bridge()"))
   expect_error(mcp_client_config("x.R", session = TRUE), "takes no `script`")
 })
+
+test_that("a session's secret comes from the system quietly, 64 hex digits, and leaves R's seed alone", {
+  seed <- if (exists(".Random.seed", globalenv())) get(".Random.seed", globalenv())
+  expect_silent(a <- mcpserver:::session_secret())
+  b <- mcpserver:::session_secret()
+  expect_match(a, "^[0-9a-f]{64}$")
+  expect_false(identical(a, b))
+  expect_identical(if (exists(".Random.seed", globalenv())) get(".Random.seed", globalenv()), seed)
+})
