@@ -45,8 +45,10 @@ workers_start <- function(tools, workers, queue, limit, grace = 1) {
   if (inherits(future::plan(), "sequential")) {
     # No plan set (sequential would run calls on this thread): a local pool.
     n <- workers %||% default_worker_count()
-    pool$previous_plan <- future::plan(future::multisession, workers = I(as.integer(n)))
-    warm_pool()
+    with_no_delay({
+      pool$previous_plan <- future::plan(future::multisession, workers = I(as.integer(n)))
+      warm_pool()
+    })
   }
   pool$size <- min(workers %||% Inf, future::nbrOfWorkers())
   pool$queue_limit <- queue
@@ -61,6 +63,17 @@ workers_start <- function(tools, workers, queue, limit, grace = 1) {
   dir.create(pool$flags, showWarnings = FALSE)
   pool$calls <- 0L
   pool
+}
+
+# R's socket connections take their options from getOption("socketOptions")
+# when they are made. parallelly sets TCP_NODELAY on the workers' ends only;
+# without it on the server's end too, Nagle's algorithm holds back each
+# small message (a call, a result) for about 40 ms. Scoped to the code that
+# makes the connections: the user's options stay as they were.
+with_no_delay <- function(code) {
+  old <- options(socketOptions = "no-delay")
+  on.exit(options(old), add = TRUE)
+  force(code)
 }
 
 # Starts the pool's R processes and loads mcpserver in each now, so the
@@ -406,7 +419,7 @@ replace_dead_worker <- function(future) {
   node <- future$node
   if (length(cluster) < node || node_alive(cluster[[node]])) return(invisible())
   fresh <- tryCatch(
-    parallelly::makeClusterPSOCK(1L, rscript_libs = .libPaths()),
+    with_no_delay(parallelly::makeClusterPSOCK(1L, rscript_libs = .libPaths())),
     error = function(e) NULL
   )
   if (is.null(fresh)) return(invisible())
