@@ -181,23 +181,26 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   )
   if (!is_flag(background)) abort("`background` must be TRUE or FALSE.")
   if (background) background_check(transport, tools)
-  raw <- if (transport == "http") {
-    rust(server_start_http_(specs, options, settings))
-  } else {
-    rust(server_start_(specs, options))
-  }
+  # The workers first, every tool installed in each, and only then the
+  # server that reads the client's messages: no call (not even
+  # initialize) is taken before a concurrent call can start at once. Every
+  # runnable entry, so a handler's index is never out of range there.
+  pool <- workers_start(runnable, workers, worker_queue, timeout, worker_grace)
+  raw <- tryCatch(
+    if (transport == "http") {
+      rust(server_start_http_(specs, options, settings))
+    } else {
+      rust(server_start_(specs, options))
+    },
+    error = function(e) {
+      workers_stop(pool)
+      stop(e)
+    }
+  )
   server <- bind_methods(raw)
   watch_for_exit()
   # What it serves, for mcp_add() and mcp_remove() (see R/changes.R).
   server$served <- served
-  # Every runnable entry, so a handler's index is never out of range there.
-  pool <- tryCatch(
-    workers_start(runnable, workers, worker_queue, timeout, worker_grace),
-    error = function(e) {
-      server$stop()
-      stop(e)
-    }
-  )
   if (!is.null(pool)) server$run_on_workers(which(pool$concurrent))
   if (background) {
     url <- http_url(server$http_address(), path)

@@ -38,9 +38,8 @@ workers_start <- function(tools, workers, queue, limit, grace = 1) {
   pool$concurrent <- concurrent
   pool$limits <- lapply(tools, function(t) tool_spec(t)$timeout %||% limit)
   if (uses_local_pool()) {
-    # Up, with every tool installed in every worker, before the first call
-    # is taken: calls that arrive meanwhile wait in the engine's queue while
-    # it answers the control plane (initialize, ping, tools/list).
+    # Up, with every tool installed in every worker, before the server
+    # takes its first message (see mcp_server()).
     pool$backend <- "psock"
     pool$size <- as.integer(workers %||% default_worker_count())
     psock_start(pool, pool$size, tool_bundle(tools, concurrent))

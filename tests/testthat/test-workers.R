@@ -128,7 +128,7 @@ test_that("workers keep the globals of the start: a global changed while serving
   expect_equal(finish(client), 0)
 })
 
-test_that("calls sent before the pool is up wait for it while the control plane answers", {
+test_that("calls sent at start, before the pool could be up, run on it together once it is", {
   client <- start_server(fixture("workers.R"), extra_env = c(TEST_WORKERS = 2))
   # Everything at once, before the server could have started its workers.
   send(client, list(jsonrpc = "2.0", id = 0, method = "initialize", params = list(
