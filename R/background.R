@@ -52,9 +52,10 @@
 #' foreground (see `vignette("concurrency")`), so they do not see your
 #' session's data: their calls are handed over, and their results
 #' collected, when the console waits at its prompt as above (every 50 ms
-#' while any runs). Without a [future::plan()] of your own, the server sets
-#' one with its pool of workers for as long as it serves, which futures you
-#' create meanwhile use too; `$stop()` restores yours.
+#' while any runs). Without a [future::plan()] of your own, the server runs
+#' its own pool of workers (your plan and options are left alone), and they
+#' keep your globals as they were when the server started; `$stop()` shuts
+#' the pool down.
 #'
 #' @param x A handle returned by `mcp_server(background = TRUE)`.
 #' @param ... Not used.

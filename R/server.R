@@ -111,20 +111,23 @@
 #'   accepted once among all of them, restarts included. Without it the
 #'   record is kept in memory, per process.
 #' @param workers How many calls of tools made with `tool(concurrent =
-#'   TRUE)` may run at once, or `NULL` for the default. Such calls run as
-#'   futures on the current [future::plan()]; when none is set (or it is
-#'   sequential), the server starts a multisession pool of `workers` R
-#'   processes (by default as many as there are cores, between 2 and 4) and
-#'   shuts it down when it stops. Tools without `concurrent = TRUE` never
-#'   run on workers: `workers` with none of them draws a warning at start.
-#'   See `vignette("concurrency")`.
+#'   TRUE)` may run at once, or `NULL` for the default. When no
+#'   [future::plan()] is set (or it is sequential), the server starts a pool
+#'   of `workers` R processes (base R's PSOCK workers; by default as many as
+#'   there are cores, between 2 and 4), sends the concurrent tools and the
+#'   globals they use to each once, before it takes the first call, and
+#'   shuts the pool down when it stops: workers keep the globals as they
+#'   were at start. With a plan of yours, each call is a future on it. See
+#'   `vignette("concurrency")`. Tools without `concurrent = TRUE` never run
+#'   on workers: `workers` with none of them draws a warning at start.
 #' @param worker_queue How many concurrent calls may wait for a free worker.
 #'   A call beyond that is answered at once with a tool error saying the
 #'   server is busy.
 #' @param worker_grace Seconds a worker whose call was cancelled or ran out
-#'   of time gets to see it ([mcp_cancelled()] turns `TRUE` there) and
-#'   return, before the server kills its process. The client is answered at
-#'   once either way. `0` kills at once.
+#'   of time gets to see it ([mcp_cancelled()] turns `TRUE` there; on the
+#'   server's own pool its R code is also interrupted, so `on.exit()` code
+#'   runs and the worker is kept) and return, before the server kills its
+#'   process. The client is answered at once either way. `0` kills at once.
 #' @param transport `"stdio"` (the default) or `"http"`.
 #' @param host For HTTP, the address to listen on. The default, 127.0.0.1,
 #'   accepts connections from this machine only; `"0.0.0.0"` listens on
@@ -204,23 +207,26 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   if (!is_flag(background)) abort("`background` must be TRUE or FALSE.")
   if (background) background_check(transport, tools)
   workers_check(runnable, workers)
-  raw <- if (transport == "http") {
-    rust(server_start_http_(specs, options, settings))
-  } else {
-    rust(server_start_(specs, options))
-  }
+  # The workers first, every tool installed in each, and only then the
+  # server that reads the client's messages: no call (not even
+  # initialize) is taken before a concurrent call can start at once. Every
+  # runnable entry, so a handler's index is never out of range there.
+  pool <- workers_start(runnable, workers, worker_queue, timeout, worker_grace)
+  raw <- tryCatch(
+    if (transport == "http") {
+      rust(server_start_http_(specs, options, settings))
+    } else {
+      rust(server_start_(specs, options))
+    },
+    error = function(e) {
+      workers_stop(pool)
+      stop(e)
+    }
+  )
   server <- bind_methods(raw)
   watch_for_exit()
   # What it serves, for mcp_add() and mcp_remove() (see R/changes.R).
   server$served <- served
-  # Every runnable entry, so a handler's index is never out of range there.
-  pool <- tryCatch(
-    workers_start(runnable, workers, worker_queue, timeout, worker_grace),
-    error = function(e) {
-      server$stop()
-      stop(e)
-    }
-  )
   if (!is.null(pool)) server$run_on_workers(which(pool$concurrent))
   if (background) {
     url <- http_url(server$http_address(), path)

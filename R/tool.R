@@ -58,9 +58,10 @@
 #'   ask the client questions, and becomes a task when the tool calls
 #'   [mcp_task()]; a 2025-11-25 client sees an optional task tool.
 #' @param concurrent If `TRUE`, calls of this tool run in R worker
-#'   processes through the future package (see [mcp_server()]'s `workers`),
-#'   several at once, while the server goes on taking calls. The function
-#'   and the globals it uses are shipped to the worker by future. Progress,
+#'   processes (see [mcp_server()]'s `workers`), several at once, while the
+#'   server goes on taking calls. On the server's own pool the function and
+#'   the globals it uses are shipped to each worker once, at start; on a
+#'   [future::plan()] of yours, by future with each call. Progress,
 #'   logs, [mcp_cancelled()] and [mcp_elicit()] work there too (a tool that
 #'   asks the user runs again from the start with the answer; see
 #'   `vignette("concurrency")`). `FALSE` (the default) runs calls on the

@@ -1,6 +1,8 @@
-# Concurrent tools: calls of tools made with `tool(concurrent = TRUE)` run as
-# futures on the user's future::plan() (by default a multisession pool), so
-# several run at once and R's main thread stays free to take the next call.
+# Concurrent tools: calls of tools made with `tool(concurrent = TRUE)` run in
+# worker processes, so several run at once and R's main thread stays free
+# to take the next call. With no future::plan() of the user's, the workers
+# are the server's own PSOCK cluster, with the tools installed in each once
+# (see "The local pool" below); with one, each call is a future on it.
 #
 # The main thread owns the pool. Between polls for new calls it looks at
 # every running future: relays what the worker reported (progress, logs,
@@ -35,14 +37,16 @@ workers_start <- function(tools, workers, queue, limit, grace = 1) {
   pool <- new.env(parent = emptyenv())
   pool$concurrent <- concurrent
   pool$limits <- lapply(tools, function(t) tool_spec(t)$timeout %||% limit)
-  pool$previous_plan <- NULL
-  if (inherits(future::plan(), "sequential")) {
-    # No plan set (sequential would run calls on this thread): a local pool.
-    n <- workers %||% default_worker_count()
-    pool$previous_plan <- future::plan(future::multisession, workers = I(as.integer(n)))
-    warm_pool()
+  if (uses_local_pool()) {
+    # Up, with every tool installed in every worker, before the server
+    # takes its first message (see mcp_server()).
+    pool$backend <- "psock"
+    pool$size <- as.integer(workers %||% default_worker_count())
+    psock_start(pool, pool$size, tool_bundle(tools, concurrent))
+  } else {
+    pool$backend <- "future"
+    pool$size <- min(workers %||% Inf, future::nbrOfWorkers())
   }
-  pool$size <- min(workers %||% Inf, future::nbrOfWorkers())
   pool$queue_limit <- queue
   pool$grace <- grace
   pool$running <- list()
@@ -61,17 +65,11 @@ concurrent_tools <- function(tools) {
   vapply(tools, function(t) isTRUE(tool_spec(t)$concurrent), logical(1))
 }
 
-# Runs before the server starts serving: a server that stops after it has
-# answered `initialize` looks like a crash to its client. Concurrent tools
-# need future; `workers` without any would do nothing, silently.
+# `workers` without a concurrent tool would do nothing, silently. (What
+# concurrent tools need is checked as the pool starts, which is before the
+# server reads its first message.)
 workers_check <- function(tools, workers) {
   concurrent <- any(concurrent_tools(tools))
-  if (concurrent && !requireNamespace("future", quietly = TRUE)) {
-    abort(paste(
-      "Tools with `concurrent = TRUE` run on the future package, which is not installed.",
-      "Install it (on Debian or Ubuntu: apt-get install r-cran-future) or drop `concurrent = TRUE`."
-    ))
-  }
   if (!concurrent && !is.null(workers)) {
     # At once: under Rscript a plain warning would wait for the server to end.
     warning(sprintf(paste(
@@ -83,15 +81,21 @@ workers_check <- function(tools, workers) {
   invisible()
 }
 
-# Starts the pool's R processes and loads mcpserver in each now, so the
-# first calls do not pay for it.
-warm_pool <- function() {
-  try(future::value(future::future(NULL, seed = NULL)), silent = TRUE)
-  cluster <- cluster_registry()$cluster
-  if (length(cluster) > 0) {
-    try(parallel::clusterCall(cluster, requireNamespace, "mcpserver", quietly = TRUE), silent = TRUE)
-  }
-  invisible()
+# R's socket connections take their options from getOption("socketOptions")
+# when they are made. parallelly sets TCP_NODELAY on the workers' ends only;
+# without it on the server's end too, Nagle's algorithm holds back each
+# small message (a call, a result) for about 40 ms. Scoped to the code that
+# makes the connections: the user's options stay as they were.
+with_no_delay <- function(code) {
+  old <- options(socketOptions = "no-delay")
+  on.exit(options(old), add = TRUE)
+  force(code)
+}
+
+# No plan of the user's (sequential would run calls on this thread, and
+# without future there is none): the server's own pool.
+uses_local_pool <- function() {
+  !requireNamespace("future", quietly = TRUE) || inherits(future::plan(), "sequential")
 }
 
 # Where future 1.31 keeps its multisession cluster (not exported).
@@ -104,8 +108,8 @@ default_worker_count <- function() {
   max(2L, min(4L, as.integer(cores)))
 }
 
-# Stops what still runs (the client left) and restores the user's plan,
-# which also shuts down a pool started here.
+# Stops what still runs (the client left) and shuts down a pool started
+# here (safe to call twice).
 workers_stop <- function(pool) {
   if (is.null(pool)) return(invisible())
   for (call in pool$running) {
@@ -115,10 +119,7 @@ workers_stop <- function(pool) {
   pool$running <- list()
   pool$asking <- list()
   pool$waiting <- list()
-  # Put back once only: a second stop() must not undo a plan the user set
-  # after the first.
-  if (!is.null(pool$previous_plan)) future::plan(pool$previous_plan)
-  pool$previous_plan <- NULL
+  if (identical(pool$backend, "psock")) psock_stop(pool)
   unlink(pool$flags, recursive = TRUE)
   invisible()
 }
@@ -144,13 +145,15 @@ poll_wait_ms <- function(pool) {
 # FALSE (nothing waited) unless every running future has such a connection.
 wait_for_workers <- function(pool, ms) {
   if (length(pool$running) == 0) return(FALSE)
-  connections <- lapply(pool$running, function(call) worker_connection(call$future))
+  connections <- lapply(pool$running, function(call) worker_connection(pool, call))
   if (any(vapply(connections, is.null, logical(1)))) return(FALSE)
   tryCatch(socketSelect(unname(connections), write = FALSE, timeout = ms / 1000), error = function(e) NULL)
   TRUE
 }
 
-worker_connection <- function(future) {
+worker_connection <- function(pool, call) {
+  if (identical(pool$backend, "psock")) return(pool$nodes[[call$node]]$con)
+  future <- call$future
   if (!inherits(future, "ClusterFuture") || is.null(future$node)) return(NULL)
   con <- tryCatch(future$workers[[future$node]]$con, error = function(e) NULL)
   if (inherits(con, "connection")) con else NULL
@@ -196,14 +199,32 @@ launch <- function(server, pool, call) {
   call$seq <- 0L
   call$pid <- NULL
   call$host <- NULL
+  call$running_tool <- FALSE
+  started <- if (identical(pool$backend, "psock")) psock_launch(pool, call) else future_launch(call)
+  if (!isTRUE(started)) {
+    why <- if (inherits(started, "error")) conditionMessage(started) else "no worker is left (see the server's log)"
+    server$complete_error(call$job$id, paste0("The call could not be started on a worker: ", why))
+    return(invisible())
+  }
+  pool$running[[format(call$job$id, scientific = FALSE)]] <- call
+}
+
+# What a worker needs of the call besides its arguments.
+worker_call_info <- function(call) {
+  list(
+    context = call$context, answers = call$answers,
+    unavailable = call$unavailable, cancel_flag = call$cancel_flag
+  )
+}
+
+# A call on the user's plan: a future that ships the tool and its globals
+# (future finds them) each time.
+future_launch <- function(call) {
   env <- new.env(parent = environment(call$handler) %||% globalenv())
   env$handler <- call$handler
   env$arguments <- call$job$arguments
   env$id <- call$job$id
-  env$call <- list(
-    context = call$context, answers = call$answers,
-    unavailable = call$unavailable, cancel_flag = call$cancel_flag
-  )
+  env$call <- worker_call_info(call)
   call$future <- tryCatch(
     future::future(
       # Looked up in the worker (shipping the function itself would make
@@ -213,13 +234,7 @@ launch <- function(server, pool, call) {
     ),
     error = function(e) e
   )
-  if (inherits(call$future, "error")) {
-    server$complete_error(call$job$id, paste0(
-      "The call could not be started on a worker: ", conditionMessage(call$future)
-    ))
-    return(invisible())
-  }
-  pool$running[[format(call$job$id, scientific = FALSE)]] <- call
+  if (inherits(call$future, "error")) call$future else TRUE
 }
 
 # One look at every running call, then start waiting ones on free workers.
@@ -245,16 +260,33 @@ workers_service <- function(server, pool) {
   invisible()
 }
 
-# A cancelled call or one past its limit is answered at once and its
-# cancel flag raised; its worker is killed if it has not returned within
-# the grace period. The call stays in the pool until its future resolves,
-# so a killed worker is replaced before it takes another call.
+# A cancelled call or one past its limit is answered at once, its cancel
+# flag raised and, on the local pool, its worker interrupted (SIGINT: the
+# tool's R code stops with an interrupt, its on.exit() code runs, and the
+# worker returns and is kept). A worker that has not returned within the
+# grace period is killed. The call stays in the pool until its worker
+# answers or its connection ends, so a killed worker is replaced before it
+# takes another call.
 check_stop <- function(server, pool, call) {
   if (stopped_by_server(server, call)) {
     flag_cancelled(call)
+    call$interrupt_wanted <- identical(pool$backend, "psock") && pool$grace > 0
+    interrupt_if_running(call)
     call$kill_at <- Sys.time() + pool$grace
     check_grace(call)
   }
+}
+
+# Only once the tool runs (its worker said "started"): an interrupt that
+# reached parallel's worker loop while it reads the call could leave the
+# connection out of step. One that comes just after the tool returned is
+# swallowed by that loop with the answer; the grace period then ends it.
+interrupt_if_running <- function(call) {
+  if (isTRUE(call$interrupt_wanted) && isTRUE(call$running_tool) && !isTRUE(call$interrupted)) {
+    call$interrupted <- TRUE
+    if (!is.null(call$pid)) tools::pskill(call$pid, tools::SIGINT)
+  }
+  invisible()
 }
 
 # The worker of an answered call had its time to return: stop it.
@@ -317,6 +349,27 @@ stop_worker <- function(call) {
 
 # Whether the call's future has resolved (its outcome then handed over).
 check_done <- function(server, pool, call) {
+  outcome <- if (identical(pool$backend, "psock")) {
+    got <- psock_collect(server, pool, call)
+    if (is.null(got)) return(FALSE)
+    got[[1]]
+  } else {
+    future_outcome(server, call)
+  }
+  if (identical(outcome, FALSE)) return(FALSE)
+  if (!call$answered) {
+    if (is.list(outcome) && !is.null(outcome$question)) {
+      ask_user_for_worker(server, pool, call, outcome$question)
+    } else {
+      deliver(server, call, outcome)
+    }
+  }
+  if (call$answered) unlink(call$cancel_flag)
+  TRUE
+}
+
+# The outcome of a call's future, or FALSE while it runs.
+future_outcome <- function(server, call) {
   relay <- function(condition) relay_report(server, call, condition)
   done <- tryCatch(
     # timeout = 0: future 1.31 otherwise waits up to 10 ms per unfinished
@@ -336,15 +389,7 @@ check_done <- function(server, pool, call) {
   }
   if (inherits(outcome, "error")) replace_dead_worker(call$future)
   call$future <- NULL
-  if (!call$answered) {
-    if (is.list(outcome) && !is.null(outcome$question)) {
-      ask_user_for_worker(server, pool, call, outcome$question)
-    } else {
-      deliver(server, call, outcome)
-    }
-  }
-  if (call$answered) unlink(call$cancel_flag)
-  TRUE
+  outcome
 }
 
 # The tool's run ended at mcp_elicit() with a question it has no answer to.
@@ -401,8 +446,16 @@ relay_report <- function(server, call, condition) {
   if (identical(condition$kind, "started")) {
     call$pid <- data$pid
     call$host <- data$host
+    call$running_tool <- TRUE
     # Stopped before its worker said who it is.
-    if (call$answered) check_grace(call)
+    if (call$answered) {
+      interrupt_if_running(call)
+      check_grace(call)
+    }
+    return(invisible())
+  }
+  if (identical(condition$kind, "printed")) {
+    cat(data$text, sep = "\n", file = stderr())
     return(invisible())
   }
   if (call$answered) return(invisible())
@@ -417,8 +470,8 @@ relay_report <- function(server, call, condition) {
   invisible()
 }
 
-# future 1.31 neither notices nor replaces a dead multisession worker: the
-# next future sent to it fails. Put a fresh one in its place.
+# future 1.31 neither notices nor replaces a dead multisession worker of a
+# user's plan: the next future sent to it fails. Put a fresh one in its place.
 replace_dead_worker <- function(future) {
   if (!inherits(future, "MultisessionFuture") || is.null(future$node)) return(invisible())
   registry <- cluster_registry()
@@ -426,7 +479,7 @@ replace_dead_worker <- function(future) {
   node <- future$node
   if (length(cluster) < node || node_alive(cluster[[node]])) return(invisible())
   fresh <- tryCatch(
-    parallelly::makeClusterPSOCK(1L, rscript_libs = .libPaths()),
+    with_no_delay(parallelly::makeClusterPSOCK(1L, rscript_libs = .libPaths())),
     error = function(e) NULL
   )
   if (is.null(fresh)) return(invisible())
@@ -440,6 +493,211 @@ node_alive <- function(node) {
     parallel::clusterEvalQ(structure(list(node), class = c("SOCKcluster", "cluster")), TRUE)[[1]],
     error = function(e) FALSE
   ))
+}
+
+# ---- The local pool: parallel's PSOCK workers, tools installed once --------
+#
+# With no plan of the user's, the server runs its own PSOCK cluster (what
+# future's multisession is built on) and drives it with parallel's own
+# messages: at start, and for a replacement worker, every concurrent tool's
+# function and the globals it uses (found by the globals package, as
+# future finds them) are sent to each worker once; a call then sends only
+# the tool's key, its arguments and the call's context, and gets back only
+# the outcome. What the tool reports while it runs (progress, logs) comes
+# back on the same connection as extra parallel result messages, tagged so
+# that they are told apart from the outcome (future relays its immediate
+# conditions the same way).
+
+# The tag of a report message from a worker (any other message is a call's
+# outcome).
+relay_tag <- "mcpserver-relay"
+
+# What every worker needs to run the concurrent tools: the functions by
+# key, the globals they use and the packages those come from. Taken once,
+# here: a global changed while serving is not seen by workers (the rule
+# the concurrency vignette states).
+tool_bundle <- function(tools, concurrent) {
+  if (!requireNamespace("globals", quietly = TRUE)) {
+    abort(paste(
+      "Tools with `concurrent = TRUE` need the globals package to ship their functions to workers.",
+      "Install it (on Debian or Ubuntu: apt-get install r-cran-globals)."
+    ))
+  }
+  keys <- which(concurrent)
+  handlers <- tools[keys]
+  globals <- list()
+  packages <- character()
+  for (handler in handlers) {
+    found <- globals::globalsOf(handler, envir = environment(handler) %||% globalenv(), mustExist = FALSE)
+    packages <- union(packages, globals::packagesOf(found))
+    found <- globals::cleanup(found)
+    globals[names(found)] <- as.list(found)
+  }
+  list(
+    keys = keys, handlers = handlers, globals = globals,
+    packages = setdiff(packages, "base")
+  )
+}
+
+psock_start <- function(pool, n, bundle) {
+  pool$bundle <- bundle
+  pool$nodes <- vector("list", n)
+  pool$busy <- rep(FALSE, n)
+  pool$pids <- rep(NA_integer_, n)
+  cluster <- with_no_delay(make_psock(n))
+  for (i in seq_len(n)) pool$nodes[[i]] <- cluster[[i]]
+  installed <- tryCatch(
+    parallel::clusterApply(cluster, seq_len(n), worker_install, bundle),
+    error = function(e) {
+      try(parallel::stopCluster(cluster), silent = TRUE)
+      abort(paste0("The workers could not load the concurrent tools: ", conditionMessage(e)))
+    }
+  )
+  pool$pids <- vapply(installed, function(x) x, integer(1))
+  invisible(pool)
+}
+
+make_psock <- function(n) {
+  if (requireNamespace("parallelly", quietly = TRUE)) {
+    parallelly::makeClusterPSOCK(n, rscript_libs = .libPaths(), autoStop = FALSE)
+  } else {
+    parallel::makePSOCKcluster(n)
+  }
+}
+
+as_cluster <- function(nodes) structure(nodes, class = c("SOCKcluster", "cluster"))
+
+psock_stop <- function(pool) {
+  for (i in seq_along(pool$nodes)) {
+    if (pool$busy[[i]] && !is.na(pool$pids[[i]])) tools::pskill(pool$pids[[i]], tools::SIGKILL)
+    try(parallel::stopCluster(as_cluster(pool$nodes[i])), silent = TRUE)
+  }
+  pool$nodes <- list()
+  invisible()
+}
+
+# A fresh worker in node `i`'s place, with the tools installed (after a
+# crash, or a worker killed after the grace period).
+psock_replace <- function(pool, i) {
+  try(close(pool$nodes[[i]]$con), silent = TRUE)
+  fresh <- tryCatch(with_no_delay(make_psock(1L)), error = function(e) e)
+  if (inherits(fresh, "error")) {
+    cat("mcpserver: could not start a worker in place of one that stopped: ", conditionMessage(fresh), "\n", file = stderr())
+    pool$nodes[i] <- list(NULL)
+    return(invisible())
+  }
+  pid <- tryCatch(parallel::clusterCall(fresh, worker_install, i, pool$bundle)[[1]], error = function(e) e)
+  if (inherits(pid, "error")) {
+    cat("mcpserver: a fresh worker could not load the concurrent tools: ", conditionMessage(pid), "\n", file = stderr())
+    try(parallel::stopCluster(fresh), silent = TRUE)
+    pool$nodes[i] <- list(NULL)
+    return(invisible())
+  }
+  pool$nodes[[i]] <- fresh[[1]]
+  pool$pids[[i]] <- pid
+  pool$busy[[i]] <- FALSE
+  invisible()
+}
+
+psock_launch <- function(pool, call) {
+  free <- which(!pool$busy & !vapply(pool$nodes, is.null, logical(1)))
+  if (length(free) == 0) return(FALSE)
+  i <- free[[1]]
+  sent <- tryCatch(
+    {
+      parallel_fun("sendCall")(pool$nodes[[i]], ".mcpserver_serve", list(
+        call$job$tool, call$job$arguments, call$job$id, worker_call_info(call)
+      ))
+      TRUE
+    },
+    error = function(e) e
+  )
+  if (inherits(sent, "error")) {
+    psock_replace(pool, i)
+    return(sent)
+  }
+  pool$busy[[i]] <- TRUE
+  call$node <- i
+  call$pid <- pool$pids[[i]]
+  call$host <- NULL
+  TRUE
+}
+
+parallel_fun <- function(name) utils::getFromNamespace(name, "parallel")
+
+# Reads what worker `call$node` has sent, without waiting: reports are
+# relayed; the outcome, when it is there, is returned (list(outcome)); a
+# dead connection gives an error outcome and a fresh worker.
+psock_collect <- function(server, pool, call) {
+  node <- pool$nodes[[call$node]]
+  repeat {
+    ready <- tryCatch(socketSelect(list(node$con), write = FALSE, timeout = 0), error = function(e) TRUE)
+    if (!isTRUE(ready)) return(NULL)
+    msg <- tryCatch(parallel_fun("recvData")(node), error = function(e) e)
+    if (inherits(msg, "error") || !is.list(msg)) {
+      pool$busy[[call$node]] <- FALSE
+      psock_replace(pool, call$node)
+      reason <- if (inherits(msg, "error")) conditionMessage(msg) else "an unreadable message"
+      return(list(simpleError(sprintf(
+        "the connection to worker %d (process %s) ended: %s", call$node, call$pid %||% "?", reason
+      ))))
+    }
+    if (identical(msg$tag, relay_tag)) {
+      relay_report(server, call, msg$value)
+      next
+    }
+    pool$busy[[call$node]] <- FALSE
+    outcome <- if (isTRUE(msg$success)) msg$value else simpleError(paste(unclass(msg$value), collapse = " "))
+    return(list(outcome))
+  }
+}
+
+# ---- In a PSOCK worker -------------------------------------------------------
+
+# Run once per worker (and per replacement): puts the tools, their globals
+# and packages in place, and returns the worker's process id.
+worker_install <- function(number, bundle) {
+  for (pkg in bundle$packages) {
+    suppressPackageStartupMessages(try(library(pkg, character.only = TRUE), silent = TRUE))
+  }
+  list2env(bundle$globals, envir = globalenv())
+  tools <- list()
+  for (i in seq_along(bundle$keys)) tools[[as.character(bundle$keys[[i]])]] <- bundle$handlers[[i]]
+  the$tools <- tools
+  the$worker_number <- number
+  assign(".mcpserver_serve", worker_serve, envir = globalenv())
+  Sys.getpid()
+}
+
+# One call, as parallel's worker loop runs it: the tool by its key.
+# What the tool prints is captured and sent to the server, which writes it
+# to its stderr: the worker's own output goes nowhere (and must never
+# reach the server's stdout, the protocol stream).
+worker_serve <- function(key, arguments, id, call) {
+  the$master <- find_master()
+  on.exit(the$master <- NULL, add = TRUE)
+  printed <- character()
+  sink_to <- textConnection("printed", "w", local = TRUE)
+  sink(sink_to)
+  outcome <- tryCatch(
+    worker_run(the$tools[[as.character(key)]], arguments, id, call),
+    finally = {
+      sink()
+      close(sink_to)
+    }
+  )
+  if (length(printed) > 0) worker_relay("printed", list(text = printed))
+  outcome
+}
+
+# The connection to the server: parallel's worker loop holds it as
+# `master` in one of the frames this call runs in.
+find_master <- function() {
+  for (frame in rev(sys.frames())) {
+    master <- get0("master", envir = frame, inherits = FALSE)
+    if (inherits(master, c("SOCKnode", "SOCK0node"))) return(master)
+  }
+  NULL
 }
 
 # ---- In the worker -------------------------------------------------------
@@ -472,6 +730,9 @@ worker_run <- function(handler, arguments, id, call) {
       list(ok = TRUE, value = from_ellmer_value(value))
     },
     error = function(e) list(ok = FALSE, message = conditionMessage(e)),
+    # The server's SIGINT (a cancel, a time limit): the tool's on.exit()
+    # code has run; the worker answers and takes the next call.
+    interrupt = function(e) list(ok = FALSE, message = "The call was interrupted.", interrupted = TRUE),
     mcpserver_question = function(q) {
       list(ok = FALSE, question = list(key = q$key, message = q$question, schema = q$schema))
     }
@@ -503,6 +764,11 @@ worker_cancelled <- function() {
 
 worker_relay <- function(kind, data) {
   the$relayed <- the$relayed + 1L
+  if (!is.null(the$master)) {
+    report <- list(kind = kind, data = data, seq = the$relayed)
+    parallel_fun("sendData")(the$master, list(type = "VALUE", value = report, success = TRUE, tag = relay_tag))
+    return(invisible(TRUE))
+  }
   signalCondition(structure(
     class = c("mcpserver_relay", "immediateCondition", "condition"),
     list(message = kind, call = NULL, kind = kind, data = data, seq = the$relayed)

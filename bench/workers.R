@@ -1,4 +1,4 @@
-# Concurrent tools on future workers, measured in one run (issue [10]):
+# Concurrent tools on workers, measured in one run (issues [10] and [17]):
 #   Rscript bench/workers.R [lib] [python]
 # lib: where mcpserver is installed (e.g. .lib); python: the Python with the
 # official SDK (default: the venv bench/run.sh makes, .cache/bench/python).
@@ -8,6 +8,10 @@
 #    thread (and the Python server's), median of 100 sequential calls.
 # 3. ping round trips while all 4 workers are busy.
 # 4. future's own round trip on a multisession worker, without the server.
+# 5. Cold start: 8 calls of the 1-s tool sent as the first calls after
+#    initialize (when the first and the last ended).
+# 6. The server's main thread CPU per dispatched trivial call (from
+#    /proc/<pid>/task/<pid>/stat, Linux), and calls/s with 100 sent at once.
 # Prints a table with ratios; needs future, parallelly, processx and jsonlite.
 args <- commandArgs(TRUE)
 if (length(args) > 0) .libPaths(c(normalizePath(args[[1]]), .libPaths()))
@@ -109,8 +113,31 @@ per_call <- function(peer, name, n = 100) {
   median(times)
 }
 
+# CPU seconds R's main thread of process `pid` has used (Linux).
+main_thread_cpu <- function(pid) {
+  stat <- file.path("/proc", pid, "task", pid, "stat")
+  if (!file.exists(stat)) return(NA_real_)
+  fields <- strsplit(sub("^.*\\) ", "", readLines(stat)), " ")[[1]]
+  # utime and stime, fields 14 and 15 of stat (12 and 13 after the name).
+  sum(as.numeric(fields[12:13])) / 100
+}
+
+# Cold: the first calls after start.
+cold <- connect(start_peer(file.path(R.home("bin"), "Rscript"), script))
+t0 <- now()
+cold_ids <- vapply(1:8, function(i) call(cold, "sleep_worker"), numeric(1))
+cold_first <- NA_real_
+while (length(cold$answered) < 8) {
+  msg <- receive(cold)
+  if (!is.null(msg$id)) {
+    cold$answered <- c(cold$answered, msg$id)
+    if (is.na(cold_first)) cold_first <- now() - t0
+  }
+}
+cold_all <- now() - t0
+stop_peer(cold)
+
 r <- connect(start_peer(file.path(R.home("bin"), "Rscript"), script))
-# Warm the pool (its R processes start on the first call).
 answers_to(r, vapply(1:4, function(i) call(r, "noop_worker"), numeric(1)))
 
 main_burst <- burst(r, "sleep_main")
@@ -129,6 +156,17 @@ for (i in seq_along(pings)) {
   pings[[i]] <- now() - t0
 }
 answers_to(r, busy)
+
+cpu_per_call <- function(name, n = 200) {
+  before <- main_thread_cpu(r$proc$get_pid())
+  for (i in seq_len(n)) answer_to(r, call(r, name))
+  (main_thread_cpu(r$proc$get_pid()) - before) / n
+}
+main_cpu <- cpu_per_call("noop_main")
+worker_cpu <- cpu_per_call("noop_worker")
+t0 <- now()
+answers_to(r, vapply(1:100, function(i) call(r, "noop_worker"), numeric(1)))
+worker_rate <- 100 / (now() - t0)
 stop_peer(r)
 
 py_burst <- py_call <- NA_real_
@@ -167,9 +205,16 @@ cat(sprintf(
     "| 8 concurrent calls of a 1-s tool (wall time) | %s | %s | %s | %.1fx faster | %.1fx the time |\n",
     "| one call of a trivial tool (median of 100) | %s | %s | %s | %.0fx the time | %.0fx the time |\n",
     "| ping while all 4 workers are busy (median / max of 20) | | %s / %s | | | |\n",
-    "| future's own round trip, `value(future(NULL))` on multisession, no server (median of 30) | | %s | | | |\n"
+    "| future's own round trip, `value(future(NULL))` on multisession, no server (median of 30) | | %s | | | |\n",
+    "| 8 x 1-s calls as the first calls after start: first / all answered | | %s / %s | | | %.1fx the warm time |\n",
+    "| main thread CPU per trivial call (of 200) | %s | %s | | %.1fx | |\n",
+    "| trivial concurrent calls per second (100 sent at once) | | %.0f | | | |\n",
+    "load average at the end: %s\n"
   ),
   s(main_burst), s(worker_burst), s(py_burst), main_burst / worker_burst, worker_burst / py_burst,
   ms(main_call), ms(worker_call), ms(py_call), worker_call / main_call, worker_call / py_call,
-  ms(median(pings)), ms(max(pings)), ms(future_call)
+  ms(median(pings)), ms(max(pings)), ms(future_call),
+  s(cold_first), s(cold_all), cold_all / worker_burst,
+  ms(main_cpu), ms(worker_cpu), worker_cpu / main_cpu,
+  worker_rate, paste(readLines("/proc/loadavg"), collapse = "")
 ))

@@ -288,7 +288,7 @@ test_that("concurrent tools run on workers while the session serves in the backg
   r_command(session, "x <- 1; cat('x is', x, '\\n')")
   r_wait(session, "x is 1")
   expect_equal(mcp_call(client, "twice", arguments = list(n = 2))$text, "4")
-  # Stopping ends the pool and puts the plan back.
+  # Stopping ends the pool; the user's plan was never changed.
   r_command(session, "srv$stop(); cat('sequential again:', inherits(future::plan(), 'sequential'), '\\n')")
   expect_equal(r_wait(session, "sequential again: ([A-Z]+)"), "TRUE")
   # Stopping again changes nothing: a plan the user set since is kept.

@@ -87,10 +87,10 @@ test_that("a tool error in a worker is an error result with its message", {
   expect_equal(finish(client), 0)
 })
 
-test_that("cancelling a running worker call stops its worker, which is replaced", {
+test_that("cancelling a worker call that ignores the interrupt kills its worker, which is replaced", {
   client <- start_workers()
   pid_file <- withr::local_tempfile()
-  send_call(client, "slow", "linger", list(file = pid_file))
+  send_call(client, "slow", "stubborn", list(file = pid_file))
   pid <- wait_for_pid(pid_file)
   expect_true(process_alive(pid))
   send(client, list(jsonrpc = "2.0", method = "notifications/cancelled", params = list(requestId = "slow")))
@@ -102,15 +102,50 @@ test_that("cancelling a running worker call stops its worker, which is replaced"
   expect_false(any(vapply(client$log, function(e) grepl('"id":"slow"', e$line, fixed = TRUE), logical(1))))
 })
 
-test_that("a worker call past its limit is answered as timed out and its worker stopped", {
-  client <- start_workers()
+test_that("a worker call past its limit is answered as timed out, its worker interrupted and kept", {
+  client <- start_workers(workers = 1)
   pid_file <- withr::local_tempfile()
   send_call(client, 1, "short_fuse", list(file = pid_file))
   answer <- answers_to(client, 1)[["1"]]
   expect_true(answer$result$isError)
   expect_match(answer$result$content[[1]]$text, "timed out")
-  expect_process_ends(wait_for_pid(pid_file))
-  expect_workers_serve(client, 10)
+  pid <- wait_for_pid(pid_file)
+  # The one worker takes the next call: the same process, interrupted, not killed.
+  send_call(client, 2, "nap", list(seconds = 0))
+  expect_equal(answers_to(client, 2)[["2"]]$result$structuredContent$pid, pid)
+  expect_equal(finish(client), 0)
+})
+
+test_that("workers keep the globals of the start: a global changed while serving is not seen there", {
+  client <- start_workers()
+  expect_equal(call_tool(client, 1, "greet_global")$result$content[[1]]$text, "hello")
+  expect_equal(call_tool(client, 2, "set_greeting", list(text = "bye"))$result$content[[1]]$text, "bye")
+  # Every worker answers with the snapshot taken at start (see vignette("concurrency")).
+  ids <- 3:6
+  for (id in ids) send_call(client, id, "greet_global")
+  got <- answers_to(client, ids)
+  for (id in ids) expect_equal(got[[as.character(id)]]$result$content[[1]]$text, "hello")
+  expect_equal(finish(client), 0)
+})
+
+test_that("calls sent at start, before the pool could be up, run on it together once it is", {
+  client <- start_server(fixture("workers.R"), extra_env = c(TEST_WORKERS = 2))
+  # Everything at once, before the server could have started its workers.
+  send(client, list(jsonrpc = "2.0", id = 0, method = "initialize", params = list(
+    protocolVersion = "2025-11-25", capabilities = setNames(list(), character()),
+    clientInfo = list(name = "testthat", version = "1")
+  )))
+  send(client, list(jsonrpc = "2.0", method = "notifications/initialized"))
+  send_call(client, 1, "nap", list(seconds = 1))
+  send_call(client, 2, "nap", list(seconds = 1))
+  send(client, list(jsonrpc = "2.0", id = "p", method = "ping"))
+  got <- answers_to(client, list(0, "p", 1, 2))
+  a <- got[["1"]]$result$structuredContent
+  b <- got[["2"]]$result$structuredContent
+  # Both ran, on the two workers, at the same time.
+  expect_false(identical(a$pid, b$pid))
+  expect_lt(a$start, b$end)
+  expect_lt(b$start, a$end)
   expect_equal(finish(client), 0)
 })
 
@@ -123,13 +158,13 @@ test_that("a worker that quits or crashes fails only its own call and is replace
     crashed <- got[[how]]$result
     expect_true(crashed$isError)
     expect_match(crashed$content[[1]]$text, "worker running this call stopped unexpectedly", fixed = TRUE)
-    # What future tells of the worker (its process id, the globals sent
-    # to it) goes to the server's log, not to the client.
+    # What is known of the worker (its process id) goes to the server's
+    # log, not to the client.
     expect_false(grepl("PID|pid|global|localhost", crashed$content[[1]]$text), label = crashed$content[[1]]$text)
     expect_false(isTRUE(got[[paste0("busy-", how)]]$result$isError), label = paste("the call beside", how))
   }
   said <- paste(client$proc$read_error_lines(), collapse = "\n")
-  expect_match(said, "the R worker running job [0-9]+ stopped unexpectedly: .*PID", perl = TRUE)
+  expect_match(said, "the R worker running job [0-9]+ stopped unexpectedly: the connection to worker [0-9]+ \\(process [0-9]+\\) ended")
   expect_workers_serve(client, 10)
   expect_equal(finish(client), 0)
 })
@@ -476,13 +511,15 @@ test_that("a cancelled worker call sees mcp_cancelled() and may return within th
   expect_false(any(vapply(client$log, function(e) grepl('"id":"t"', e$line, fixed = TRUE), logical(1))))
 })
 
-test_that("a worker that ignores the cancel is killed after the grace period", {
+test_that("a worker that ignores the interrupt is killed after the grace period", {
   client <- start_asking(grace = 0.5)
   file <- withr::local_tempfile()
-  send_call(client, "slow", "linger", list(file = file))
+  send_call(client, "slow", "stubborn", list(file = file))
   pid <- wait_for_pid(file)
   send(client, list(jsonrpc = "2.0", method = "notifications/cancelled", params = list(requestId = "slow")))
   expect_process_ends(pid)
+  # It was interrupted first, and went on.
+  expect_equal(readLines(file, warn = FALSE)[[2]], "ignored")
   expect_workers_serve(client, 10)
   expect_equal(finish(client), 0)
 })
@@ -508,10 +545,11 @@ test_that("workers without a concurrent tool are never a silent no-op", {
   expect_silent(mcpserver:::workers_check(list(tool(function() 1, "x", name = "x")), NULL))
 })
 
-test_that("concurrent tools without future are refused before the server answers anything", {
-  # A library path without future: only where mcpserver is installed.
+test_that("concurrent tools without the globals package are refused before the server answers anything", {
+  # A library path with mcpserver alone: no future (so the server's own
+  # pool) and no globals (which that pool needs to ship the tools).
   lib <- dirname(find.package("mcpserver"))
-  skip_if(file.exists(file.path(lib, "future")), "future is installed next to mcpserver")
+  skip_if(file.exists(file.path(lib, "globals")), "globals is installed next to mcpserver")
   empty <- withr::local_tempdir()
   # The trace says whether the server started serving at all (before, it
   # started, and a fast client had `initialize` answered).
@@ -536,6 +574,23 @@ test_that("concurrent tools without future are refused before the server answers
   # Before, `initialize` was answered first and only then did it exit.
   expect_equal(proc$read_all_output(), "")
   said <- proc$read_all_error()
-  expect_match(said, "the future package, which is not installed", fixed = TRUE)
+  expect_match(said, "need the globals package", fixed = TRUE)
   expect_no_match(said, "SERVING STARTED")
+})
+
+test_that("a cancel interrupts the worker's R code: on.exit() runs and the worker is kept", {
+  # A long grace: the worker must return because it was interrupted, not be killed.
+  client <- start_asking(workers = 1, grace = 120)
+  file <- withr::local_tempfile()
+  send_call(client, "i", "interruptible", list(file = file))
+  pid <- wait_for_pid(file)
+  send(client, list(jsonrpc = "2.0", method = "notifications/cancelled", params = list(requestId = "i")))
+  deadline <- Sys.time() + 30
+  while (length(readLines(file, warn = FALSE)) < 2 && Sys.time() < deadline) Sys.sleep(0.05)
+  expect_equal(readLines(file), c(as.character(pid), "cleaned up"))
+  expect_true(process_alive(pid))
+  send_call(client, "again", "nap", list(seconds = 0))
+  expect_equal(answers_to(client, "again")$again$result$structuredContent$pid, pid)
+  expect_equal(finish(client), 0)
+  expect_false(any(vapply(client$log, function(e) grepl('"id":"i"', e$line, fixed = TRUE), logical(1))))
 })

@@ -3,7 +3,7 @@
     python workers.py WIRE_DIR
 
 Starts tests/testthat/fixtures/workers.R (tools with `concurrent = TRUE`
-on two future workers) behind capture.py, sends two calls of a 1-s tool at
+on two workers) behind capture.py, sends two calls of a 1-s tool at
 once and checks, from the start and end times the tool reports, that they
 ran at the same time in different processes; checks that progress and log
 messages from a worker reach the client; that a tool on a worker asks the
