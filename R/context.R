@@ -35,12 +35,13 @@
 #'
 #' In a tool made with `tool(concurrent = TRUE)`, which runs in a worker
 #' process, progress, logs, messages and warnings are relayed to the server
-#' while the call runs. A cancel does not interrupt a worker: the server
-#' answers the client at once, `mcp_cancelled()` turns `TRUE` in the worker
-#' (when it runs on the server's machine), and the worker is killed if it
-#' has not returned `worker_grace` seconds later (see [mcp_server()] and
-#' `vignette("concurrency")`, which says what each future backend gets).
-#' A time limit ends a worker's call the same way.
+#' while the call runs. On a cancel the server answers the client at once
+#' and `mcp_cancelled()` turns `TRUE` in the worker (when it runs on the
+#' server's machine); on the server's own pool the worker's R code is also
+#' interrupted (its `on.exit()` code runs and the worker is kept). A worker
+#' that has not returned `worker_grace` seconds later is killed (see
+#' [mcp_server()] and `vignette("concurrency")`, which says what each
+#' future backend gets). A time limit ends a worker's call the same way.
 #'
 #' @param progress How far the work has come (any increasing number).
 #' @param total The value `progress` will reach at the end, or `NULL`.
@@ -59,7 +60,10 @@
 #'   request on 2026-07-28, from `initialize` before), `meta` (the request's `_meta`, e.g.
 #'   a `traceparent`), `progress_token`, `log_level` and `auth` (over HTTP,
 #'   the list the server's bearer-token function returned for the caller's
-#'   token, see [http_options()]; `NULL` otherwise). If the request
+#'   token, see [http_options()]; `NULL` otherwise). In a concurrent tool
+#'   it also has `worker`: `number` (the worker's place in the server's
+#'   own pool, `NA` on a [future::plan()] of yours), `pid` and `host`; the
+#'   server's log names the worker of each line a tool logs or prints. If the request
 #'   holds text R cannot (a NUL character, say in the client's name),
 #'   `mcp_request()` raises an error naming the field.
 #' @examples
@@ -141,7 +145,7 @@ mcp_close_stream <- function() {
 #' @rdname tool-context
 #' @export
 mcp_request <- function() {
-  if (in_worker()) return(rust(the$worker$context))
+  if (in_worker()) return(worker_request())
   if (is.null(current_call())) return(NULL)
   rust(the$server$request_context())
 }

@@ -437,6 +437,14 @@ deliver <- function(server, call, outcome) {
   }
 }
 
+# How the server's log names the worker of a call: its place in the
+# server's own pool (as mcp_request()$worker has it) and its process, so
+# the lines of calls running side by side can be told apart.
+worker_label <- function(call) {
+  where <- if (is.null(call$node)) "worker" else sprintf("worker %d", call$node)
+  sprintf("[%s, pid %s]", where, call$pid %||% "?")
+}
+
 # A report from a worker, at most once each (future may signal a relayed
 # condition again when the value is collected).
 relay_report <- function(server, call, condition) {
@@ -455,7 +463,7 @@ relay_report <- function(server, call, condition) {
     return(invisible())
   }
   if (identical(condition$kind, "printed")) {
-    cat(data$text, sep = "\n", file = stderr())
+    cat(paste(worker_label(call), data$text), sep = "\n", file = stderr())
     return(invisible())
   }
   if (call$answered) return(invisible())
@@ -463,7 +471,7 @@ relay_report <- function(server, call, condition) {
   switch(condition$kind,
     progress = server$progress(id, data$progress, data$total, data$message),
     log = {
-      cat(sprintf("[%s] %s\n", data$level, data$text), file = stderr())
+      cat(sprintf("%s [%s] %s\n", worker_label(call), data$level, data$text), file = stderr())
       server$log(id, data$level, data$text)
     }
   )
@@ -605,8 +613,11 @@ psock_launch <- function(pool, call) {
   i <- free[[1]]
   sent <- tryCatch(
     {
+      info <- worker_call_info(call)
+      # Which of the pool's workers runs it, for mcp_request()$worker.
+      info$worker <- i
       parallel_fun("sendCall")(pool$nodes[[i]], ".mcpserver_serve", list(
-        call$job$tool, call$job$arguments, call$job$id, worker_call_info(call)
+        call$job$tool, call$job$arguments, call$job$id, info
       ))
       TRUE
     },
@@ -740,6 +751,18 @@ worker_run <- function(handler, arguments, id, call) {
 }
 
 in_worker <- function() !is.null(the$worker)
+
+# mcp_request() in a worker: the call's context, and which worker runs it
+# (its number in the server's own pool, NA on a future backend).
+worker_request <- function() {
+  context <- rust(the$worker$context)
+  context$worker <- list(
+    number = as.integer(the$worker$worker %||% NA_integer_),
+    pid = Sys.getpid(),
+    host = Sys.info()[["nodename"]]
+  )
+  context
+}
 
 # mcp_elicit() in a worker: the answer if this run has it, else the run
 # ends here with the question (see the top of this file).

@@ -594,3 +594,31 @@ test_that("a cancel interrupts the worker's R code: on.exit() runs and the worke
   expect_equal(finish(client), 0)
   expect_false(any(vapply(client$log, function(e) grepl('"id":"i"', e$line, fixed = TRUE), logical(1))))
 })
+
+test_that("a worker says which it is, in mcp_request() and in the server's log", {
+  script <- server_script(c(
+    "who <- function() {",
+    "  message('hello from a worker')",
+    "  cat('printed by a worker\\n')",
+    "  w <- mcp_request()$worker",
+    "  list(number = w$number, pid = w$pid, own = Sys.getpid(), host = w$host)",
+    "}",
+    "mcp_server(list(tool(who, 'Says which worker runs it', name = 'who', concurrent = TRUE)), workers = 2)"
+  ))
+  client <- mcp_client(script)
+  withr::defer(mcp_close(client))
+  got <- jsonlite::fromJSON(mcp_call(client, "who")$text)
+  expect_false(is.null(got$pid))
+  expect_true(got$number %in% 1:2)
+  expect_equal(got$pid, got$own)
+  expect_equal(got$host, Sys.info()[["nodename"]])
+  deadline <- Sys.time() + 10
+  label <- sprintf("[worker %d, pid %d]", got$number, got$pid)
+  repeat {
+    said <- client$process$stderr()
+    if (grepl("printed by a worker", said, fixed = TRUE) || Sys.time() > deadline) break
+    Sys.sleep(0.05)
+  }
+  expect_match(said, paste(label, "[info] hello from a worker"), fixed = TRUE)
+  expect_match(said, paste(label, "printed by a worker"), fixed = TRUE)
+})
