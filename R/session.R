@@ -259,7 +259,7 @@ session_entries <- function(dir) {
   rows <- Filter(Negate(is.null), rows)
   columns <- c("pid", "wd", "r_version", "started", "url", "token", "file")
   if (length(rows) == 0) {
-    empty <- as.data.frame(setNames(replicate(length(columns), character(), simplify = FALSE), columns))
+    empty <- as.data.frame(stats::setNames(replicate(length(columns), character(), simplify = FALSE), columns))
     empty$pid <- integer()
     empty$started <- as.POSIXct(character())
     return(empty)
