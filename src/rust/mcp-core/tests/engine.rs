@@ -4,14 +4,14 @@
 mod common;
 
 use common::{check_message, text_result};
+use mcp_core::engine::registry::Registry;
+use mcp_core::engine::result::{Block, Content, ToolResult};
 use mcp_core::engine::{
     Config, Engine, InputMode, Job, Outcome, Output, Progress, ServerInfo, PROGRESS_INTERVAL,
 };
-use mcp_core::logging::LogLevel;
-use mcp_core::registry::Registry;
-use mcp_core::result::{Block, Content, ToolResult};
-use mcp_core::revision::Revision;
-use mcp_core::tool::ToolDef;
+use mcp_core::protocol::logging::LogLevel;
+use mcp_core::protocol::revision::Revision;
+use mcp_core::protocol::tool::ToolDef;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::sync::Arc;

@@ -4,14 +4,14 @@
 mod common;
 
 use common::{check_message, done_text, initialize_request, initialized_notification, retry};
-use mcp_core::board::Interrupter;
+use mcp_core::engine::board::Interrupter;
+use mcp_core::engine::registry::{Entry, Registry};
 use mcp_core::engine::{Config, InputMode, Outcome, Progress};
-use mcp_core::http::security::Allowed;
-use mcp_core::http::Options;
-use mcp_core::registry::{Entry, Registry};
-use mcp_core::revision::Revision;
-use mcp_core::server::{Polled, Server};
-use mcp_core::tool::ToolDef;
+use mcp_core::protocol::revision::Revision;
+use mcp_core::protocol::tool::ToolDef;
+use mcp_core::transport::http::security::Allowed;
+use mcp_core::transport::http::Options;
+use mcp_core::transport::server::{Polled, Server};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream};
@@ -48,15 +48,15 @@ fn tools() -> Vec<ToolDef> {
             json!({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}),
         ),
         ToolDef {
-            task_support: mcp_core::tool::TaskSupport::Required,
+            task_support: mcp_core::protocol::tool::TaskSupport::Required,
             ..tool("task_only", empty.clone())
         },
         ToolDef {
-            task_support: mcp_core::tool::TaskSupport::Required,
+            task_support: mcp_core::protocol::tool::TaskSupport::Required,
             ..tool("task_slow", empty.clone())
         },
         ToolDef {
-            task_support: mcp_core::tool::TaskSupport::Optional,
+            task_support: mcp_core::protocol::tool::TaskSupport::Optional,
             ..tool("task_ask", empty.clone())
         },
     ]
@@ -75,7 +75,7 @@ struct Harness {
     address: SocketAddr,
     stop: Arc<AtomicBool>,
     /// What SIGTERM would do.
-    sigterm: mcp_core::signals::Callback,
+    sigterm: mcp_core::transport::signals::Callback,
     r_thread: Option<JoinHandle<()>>,
     seen: mpsc::Receiver<Seen>,
 }
@@ -272,7 +272,7 @@ fn check_token(server: &Server, job: &mcp_core::engine::Job) -> Outcome {
         } else {
             json!({"allow": allow})
         };
-        Outcome::Done(mcp_core::result::ToolResult {
+        Outcome::Done(mcp_core::engine::result::ToolResult {
             structured: Some(serde_json::value::to_raw_value(&structured).unwrap()),
             ..common::text_result("checked")
         })
@@ -282,7 +282,7 @@ fn check_token(server: &Server, job: &mcp_core::engine::Job) -> Outcome {
     }
     if token.starts_with("hang-") {
         loop {
-            if let Some((running, mcp_core::board::Interrupt::Timeout(limit))) =
+            if let Some((running, mcp_core::engine::board::Interrupt::Timeout(limit))) =
                 server.interrupt_reason()
             {
                 if running == job.id {
@@ -2748,11 +2748,11 @@ fn start_token_checked() -> Harness {
         )
     });
     let options = Options {
-        token_check: Some(mcp_core::http::tokens::TokenCheck {
+        token_check: Some(mcp_core::transport::http::tokens::TokenCheck {
             handler: key,
             cache_for: Duration::from_secs(60),
             time_limit: Duration::from_secs(5),
-            per_peer: mcp_core::http::tokens::CHECKS_PER_PEER,
+            per_peer: mcp_core::transport::http::tokens::CHECKS_PER_PEER,
         }),
         ..options()
     };

@@ -4,11 +4,11 @@ mod common;
 
 use common::done_text;
 
-use mcp_core::board::{Interrupt, Interrupter};
+use mcp_core::engine::board::{Interrupt, Interrupter};
+use mcp_core::engine::registry::Registry;
 use mcp_core::engine::{Config, Outcome};
-use mcp_core::registry::Registry;
-use mcp_core::server::{Polled, Server};
-use mcp_core::tool::{TaskSupport, ToolDef};
+use mcp_core::protocol::tool::{TaskSupport, ToolDef};
+use mcp_core::transport::server::{Polled, Server};
 use serde_json::{json, Value};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -1055,7 +1055,7 @@ fn calls_queued_behind_unread_output_are_dropped_soon_after_input_ends() {
     let job = next_job(&server);
     assert_eq!(
         job.context.request_id,
-        mcp_core::jsonrpc::RequestId::from_number(1)
+        mcp_core::protocol::jsonrpc::RequestId::from_number(1)
     );
     answer_too_large_for_the_pipe(&server, &job);
     std::thread::sleep(Duration::from_millis(200));

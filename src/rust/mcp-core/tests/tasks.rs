@@ -4,11 +4,11 @@
 mod common;
 
 use common::{check_message, done_text};
+use mcp_core::engine::registry::Registry;
 use mcp_core::engine::{Config, Engine, InputMode, Job, Outcome, Output};
-use mcp_core::registry::Registry;
-use mcp_core::revision::Revision;
-use mcp_core::tasks::{MAX_TASKS, MAX_WAITING, MAX_WAITING_PER_TASK};
-use mcp_core::tool::{TaskSupport, ToolDef};
+use mcp_core::protocol::revision::Revision;
+use mcp_core::protocol::tool::{TaskSupport, ToolDef};
+use mcp_core::stores::tasks::{MAX_TASKS, MAX_WAITING, MAX_WAITING_PER_TASK};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -986,7 +986,7 @@ fn a_listen_naming_a_task_thousands_of_times_follows_it_once() {
 #[test]
 fn engines_for_one_request_each_share_the_tasks_of_the_server() {
     use mcp_core::engine::Shared;
-    let registry = mcp_core::registry::Live::new(Arc::new(
+    let registry = mcp_core::engine::registry::Live::new(Arc::new(
         Registry::new(vec![tool("maybe", TaskSupport::Optional)]).unwrap(),
     ));
     let config = Arc::new(Config::default());
@@ -1187,7 +1187,7 @@ fn an_extension_task_sends_no_progress_or_logs_after_its_handle() {
         .on_progress(job.id, update, std::time::Instant::now(), &mut out);
     h.engine.on_log(
         job.id,
-        mcp_core::logging::LogLevel::Info,
+        mcp_core::protocol::logging::LogLevel::Info,
         json!("working"),
         &mut out,
     );

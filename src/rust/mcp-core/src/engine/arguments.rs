@@ -6,8 +6,8 @@
 //! them.
 
 use super::Job;
-use crate::registry::{Registry, Tool};
-use crate::result::ToolResult;
+use crate::engine::registry::{Registry, Tool};
+use crate::engine::result::ToolResult;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};

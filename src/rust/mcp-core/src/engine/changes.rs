@@ -1,5 +1,5 @@
 //! Changes to what the server offers while it serves: tools, resources
-//! and prompts added or removed (see [`crate::registry::Live`]).
+//! and prompts added or removed (see [`crate::engine::registry::Live`]).
 //!
 //! Clients hear of a change once per list and change burst:
 //! handshake-era sessions (after `notifications/initialized`) for the
@@ -9,8 +9,8 @@
 //! client that does not listen does not keep a stale list for long.
 
 use super::{Engine, Output, META_SUBSCRIPTION};
-use crate::jsonrpc::{self, RequestId};
-use crate::registry::Kinds;
+use crate::engine::registry::Kinds;
+use crate::protocol::jsonrpc::{self, RequestId};
 use serde_json::{json, Value};
 
 /// The `ttlMs` of a list that has changed while the server served

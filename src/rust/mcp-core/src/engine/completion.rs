@@ -4,8 +4,8 @@
 
 use super::handlers::{completion_of, HandlerCall, Purpose};
 use super::{Engine, Output};
-use crate::jsonrpc::{self, RequestId};
-use crate::revision::Revision;
+use crate::protocol::jsonrpc::{self, RequestId};
+use crate::protocol::revision::Revision;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 

@@ -1,14 +1,14 @@
 //! Requests other than `tools/call` that run R code: `resources/read`,
 //! `prompts/get` and `completion/complete`. Each runs its handler (a hidden
-//! registry entry, see [`crate::catalog`]) as a job like a tool call, so
+//! registry entry, see [`crate::engine::catalog`]) as a job like a tool call, so
 //! ordering, cancellation, time limits, progress and logs work the same;
 //! only what the job's result becomes differs, by its [`Purpose`].
 
 use super::{Engine, InputMode, NewJob, Output};
-use crate::catalog::ListKind;
-use crate::jsonrpc::{self, RequestId};
-use crate::result::{Block, Content, ResourceBody, ToolResult};
-use crate::revision::Revision;
+use crate::engine::catalog::ListKind;
+use crate::engine::result::{Block, Content, ResourceBody, ToolResult};
+use crate::protocol::jsonrpc::{self, RequestId};
+use crate::protocol::revision::Revision;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -31,7 +31,7 @@ pub(crate) enum Purpose {
     /// `completion/complete`.
     Complete,
     /// A bearer token checked by the server's R function (HTTP; see
-    /// [`crate::http::tokens`]): no client request, the HTTP front waits.
+    /// [`crate::transport::http::tokens`]): no client request, the HTTP front waits.
     Token,
 }
 
@@ -452,7 +452,7 @@ impl Engine {
     }
 
     /// Adds the catalog's capabilities: each once the server has something
-    /// to serve or was told it will (see [`crate::registry::Offers`]).
+    /// to serve or was told it will (see [`crate::engine::registry::Offers`]).
     /// `completions` is a flag from 2025-03-26 on (2024-11-05 has the
     /// method without one).
     pub(super) fn catalog_capabilities(&self, caps: &mut Value, rev: Revision) {

@@ -22,10 +22,10 @@
 
 use super::arguments::arguments_for_state;
 use super::{lock, Engine, JobId, JobState, Output, META_CAPABILITIES};
-use crate::jsonrpc::{self, RequestId};
-use crate::request_state::State;
-use crate::revision::Revision;
-use crate::tasks::Dialect;
+use crate::protocol::jsonrpc::{self, RequestId};
+use crate::protocol::revision::Revision;
+use crate::stores::request_state::State;
+use crate::stores::tasks::Dialect;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
@@ -324,7 +324,8 @@ impl Engine {
                 if !params.is_object() {
                     params = json!({});
                 }
-                params["_meta"] = json!({ crate::tasks::RELATED_TASK: { "taskId": task_id } });
+                params["_meta"] =
+                    json!({ crate::stores::tasks::RELATED_TASK: { "taskId": task_id } });
             }
             let id = RequestId::from_raw(
                 &RawValue::from_string(format!("\"mcpserver-ask-{}\"", self.next_ask))
@@ -516,7 +517,7 @@ fn prepare_request(request: Value, revision: Revision) -> Result<(String, Value)
     let mut params = request["params"].clone();
     if method == "elicitation/create" {
         params["requestedSchema"] =
-            crate::elicitation::for_revision(&params["requestedSchema"], revision)?;
+            crate::protocol::elicitation::for_revision(&params["requestedSchema"], revision)?;
         if revision >= Revision::V2025_11_25 {
             params["mode"] = json!("form");
         }

@@ -6,16 +6,16 @@
 //! starts a *legacy* session; anything else belongs to that session. Nothing
 //! here blocks or touches threads, so every rule is testable in `cargo test`.
 
-use crate::app;
-use crate::backpressure::Limits;
-use crate::jsonrpc::{self, Line, Message, RequestId};
-use crate::logging::LogLevel;
-use crate::registry::{Kinds, Live, Registry};
-use crate::request_state::Signer;
-use crate::result::{self, ToolResult};
-use crate::revision::Revision;
-use crate::tasks;
+use crate::engine::registry::{Kinds, Live, Registry};
+use crate::protocol::app;
+use crate::protocol::jsonrpc::{self, Line, Message, RequestId};
+use crate::protocol::logging::LogLevel;
+use crate::protocol::revision::Revision;
+use crate::stores::request_state::Signer;
+use crate::stores::tasks;
+use crate::transport::backpressure::Limits;
 use arguments::{read_params, Verbatim};
+use result::ToolResult;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
@@ -33,13 +33,18 @@ const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
 
 mod arguments;
+pub mod board;
+pub mod catalog;
 mod changes;
 mod completion;
 mod handlers;
 mod input;
 mod prompts;
+pub mod registry;
 mod resources;
+pub mod result;
 mod task_methods;
+pub mod turns;
 
 pub use changes::CHANGED_LIST_TTL_MS;
 use handlers::Purpose;
@@ -186,7 +191,7 @@ pub struct Job {
     /// [`Job::read_arguments`] hands it over.
     pub(crate) read_early: Option<Result<(), ToolResult>>,
     /// A check of a bearer token (HTTP), not a client's request: R runs
-    /// these in turn with calls by their own rule (see [`crate::server`]).
+    /// these in turn with calls by their own rule (see [`crate::transport::server`]).
     pub token_check: bool,
 }
 
@@ -585,7 +590,7 @@ impl Engine {
     }
 
     /// Tool calls accepted and not yet answered whose client waits for the
-    /// answer: the calls [`crate::backpressure`] bounds. Tasks are left out:
+    /// answer: the calls [`crate::transport::backpressure`] bounds. Tasks are left out:
     /// creating one is answered at once, so the client goes on talking
     /// (`tasks/get`, `tasks/cancel`), and the task store bounds them.
     pub fn pending_calls(&self) -> usize {
@@ -643,7 +648,7 @@ impl Engine {
     /// The request is answered if its id can be read from the prefix, so the
     /// client is not left waiting.
     pub fn on_oversized(&mut self, prefix: &[u8], length: usize, out: &mut Vec<Output>) {
-        let id = crate::framing::sniff_id(prefix);
+        let id = crate::protocol::framing::sniff_id(prefix);
         let limit = self.config.max_message_bytes;
         if let Some(ask) = id.as_ref().filter(|id| self.asks.contains_key(id)) {
             // The client's answer to the server's own input request: the

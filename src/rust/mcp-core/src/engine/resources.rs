@@ -6,10 +6,10 @@
 
 use super::handlers::{HandlerCall, Purpose};
 use super::{invalid_params, raw_json, Engine, Output, META_SUBSCRIPTION};
-use crate::catalog::ListKind;
-use crate::jsonrpc::{self, RequestId};
-use crate::revision::Revision;
-use crate::uri_template::MatchError;
+use crate::engine::catalog::ListKind;
+use crate::protocol::jsonrpc::{self, RequestId};
+use crate::protocol::revision::Revision;
+use crate::protocol::uri_template::MatchError;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
