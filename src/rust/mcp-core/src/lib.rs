@@ -29,5 +29,8 @@ pub mod util;
 // and follows the file), so the old paths it names resolve here until that
 // change lands and the bridge names the new ones.
 use client::http_client;
-use protocol::framing;
+mod framing {
+    pub use crate::protocol::framing::{Frame, LineReader};
+    pub use crate::protocol::jsonrpc::sniff_id;
+}
 use util::threads;

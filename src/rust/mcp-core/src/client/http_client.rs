@@ -266,7 +266,7 @@ impl HttpClient {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("mcp-http")
-            .on_thread_start(crate::transport::stdio::block_signals_in_this_thread)
+            .on_thread_start(crate::util::threads::block_signals_in_this_thread)
             .enable_io()
             .enable_time()
             .build()

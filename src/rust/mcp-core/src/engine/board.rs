@@ -17,7 +17,7 @@
 //! for R, sending is SIGINT to its main thread, settling is delivering that
 //! signal and clearing R's pending-interrupt flag; tests just count.
 
-use crate::engine::JobId;
+use crate::util::ids::JobId;
 use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::Duration;

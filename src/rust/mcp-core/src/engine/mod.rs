@@ -13,7 +13,6 @@ use crate::protocol::logging::LogLevel;
 use crate::protocol::revision::Revision;
 use crate::stores::request_state::Signer;
 use crate::stores::tasks;
-use crate::transport::backpressure::Limits;
 use arguments::{read_params, Verbatim};
 use result::ToolResult;
 use serde::Deserialize;
@@ -78,6 +77,37 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The bounds on what one client may make the server hold (the transport
+/// keeps them: see [`crate::transport::backpressure`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes of output waiting for the client to read them before the
+    /// server stops reading. 4 MiB holds thousands of ordinary responses
+    /// (a `tools/list` of a few dozen tools is a few KiB), so only a client
+    /// that has stopped reading ever meets it.
+    pub max_queued_output: usize,
+    /// Tool calls accepted and not yet answered (the running one included;
+    /// calls run as tasks are bounded by the task store instead, as their
+    /// client is answered at once and goes on talking) before the server
+    /// stops reading; over it (possible only while a tool
+    /// waits for input) a call is refused. R runs one call at a time, so a
+    /// few hundred waiting is far more than any client needs to keep R busy.
+    pub max_queued_calls: usize,
+    /// `subscriptions/listen` streams open at once; one more is refused.
+    /// The tool list never changes, so a client needs one or two at most.
+    pub max_subscriptions: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_queued_output: 4 * 1024 * 1024,
+            max_queued_calls: 256,
+            max_subscriptions: 64,
+        }
+    }
+}
+
 /// Who the server says it is.
 #[derive(Debug, Clone)]
 pub struct ServerInfo {
@@ -138,7 +168,7 @@ impl Default for Config {
     }
 }
 
-pub type JobId = u64;
+pub use crate::util::ids::JobId;
 
 /// What a tool handler may want to know about the request that called it.
 #[derive(Debug, Clone)]
@@ -648,7 +678,7 @@ impl Engine {
     /// The request is answered if its id can be read from the prefix, so the
     /// client is not left waiting.
     pub fn on_oversized(&mut self, prefix: &[u8], length: usize, out: &mut Vec<Output>) {
-        let id = crate::protocol::framing::sniff_id(prefix);
+        let id = crate::protocol::jsonrpc::sniff_id(prefix);
         let limit = self.config.max_message_bytes;
         if let Some(ask) = id.as_ref().filter(|id| self.asks.contains_key(id)) {
             // The client's answer to the server's own input request: the

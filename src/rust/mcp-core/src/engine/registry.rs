@@ -402,7 +402,7 @@ fn compile_tool(def: ToolDef, key: usize) -> Result<Tool, String> {
         Some(s) => Some(
             Checker::compile(s)
                 .map_err(|e| format!("Tool \"{}\": invalid output schema: {e}", def.name))?
-                .naming(crate::protocol::validation::Naming::Fields),
+                .naming(crate::protocol::schema::Naming::Fields),
         ),
         None => None,
     };

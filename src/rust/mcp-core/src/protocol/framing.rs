@@ -4,11 +4,10 @@
 //! its beginning is kept, so the request id can still be read from it and
 //! the client told why its request failed.
 
-use crate::protocol::jsonrpc::RequestId;
-use serde_json::value::RawValue;
 use std::io::{self, Read};
 
-/// How much of an oversized line is kept for [`sniff_id`].
+/// How much of an oversized line is kept (for
+/// [`crate::protocol::jsonrpc::sniff_id`]).
 pub const PREFIX_KEPT: usize = 4096;
 
 #[derive(Debug, PartialEq, Eq)]
@@ -121,109 +120,6 @@ impl<R: Read> LineReader<R> {
     }
 }
 
-/// Reads the `id` of a JSON-RPC object from the beginning of a line that is
-/// too long to parse. Only a top-level `"id"` member counts.
-pub fn sniff_id(prefix: &[u8]) -> Option<RequestId> {
-    let mut s = Scanner {
-        bytes: prefix,
-        pos: 0,
-    };
-    s.skip_ws();
-    s.expect(b'{')?;
-    loop {
-        s.skip_ws();
-        let key_start = s.pos;
-        s.skip_string()?;
-        let key = &prefix[key_start..s.pos];
-        s.skip_ws();
-        s.expect(b':')?;
-        s.skip_ws();
-        let value_start = s.pos;
-        s.skip_value()?;
-        if key == b"\"id\"" {
-            let text = std::str::from_utf8(&prefix[value_start..s.pos]).ok()?;
-            let raw = RawValue::from_string(text.to_string()).ok()?;
-            return RequestId::from_raw(&raw);
-        }
-        s.skip_ws();
-        s.expect(b',')?;
-    }
-}
-
-struct Scanner<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl Scanner<'_> {
-    fn peek(&self) -> Option<u8> {
-        self.bytes.get(self.pos).copied()
-    }
-
-    fn skip_ws(&mut self) {
-        while self.peek().is_some_and(|b| b.is_ascii_whitespace()) {
-            self.pos += 1;
-        }
-    }
-
-    fn expect(&mut self, byte: u8) -> Option<()> {
-        (self.peek()? == byte).then(|| self.pos += 1)
-    }
-
-    fn skip_string(&mut self) -> Option<()> {
-        self.expect(b'"')?;
-        loop {
-            match self.peek()? {
-                b'\\' => self.pos += 2,
-                b'"' => {
-                    self.pos += 1;
-                    return Some(());
-                }
-                _ => self.pos += 1,
-            }
-        }
-    }
-
-    /// Skips one JSON value, tracking nesting; `None` if the prefix ends first.
-    fn skip_value(&mut self) -> Option<()> {
-        match self.peek()? {
-            b'"' => self.skip_string(),
-            b'{' | b'[' => {
-                let mut depth = 0usize;
-                loop {
-                    match self.peek()? {
-                        b'"' => {
-                            self.skip_string()?;
-                            continue;
-                        }
-                        b'{' | b'[' => depth += 1,
-                        b'}' | b']' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                self.pos += 1;
-                                return Some(());
-                            }
-                        }
-                        _ => {}
-                    }
-                    self.pos += 1;
-                }
-            }
-            _ => {
-                let start = self.pos;
-                while self
-                    .peek()
-                    .is_some_and(|b| !matches!(b, b',' | b'}' | b']') && !b.is_ascii_whitespace())
-                {
-                    self.pos += 1;
-                }
-                // A scalar cut off by the end of the prefix is incomplete.
-                (self.pos > start && self.pos < self.bytes.len()).then_some(())
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,7 +184,12 @@ mod tests {
                 Frame::Oversized { prefix, length } => {
                     assert_eq!(*length, total);
                     assert!(prefix.len() <= PREFIX_KEPT);
-                    assert_eq!(sniff_id(prefix).unwrap().as_json(), "42");
+                    assert_eq!(
+                        crate::protocol::jsonrpc::sniff_id(prefix)
+                            .unwrap()
+                            .as_json(),
+                        "42"
+                    );
                 }
                 other => panic!("{other:?}"),
             }
@@ -303,23 +204,5 @@ mod tests {
             frames(b"abcde\n", 4, 2)[0],
             Frame::Oversized { length: 5, .. }
         ));
-    }
-
-    #[test]
-    fn sniffs_only_top_level_ids() {
-        let id = |s: &str| sniff_id(s.as_bytes()).map(|i| i.as_json().to_string());
-        assert_eq!(
-            id(r#"{"jsonrpc":"2.0","id":"a\"b","method":"x","params":{"#),
-            Some(r#""a\"b""#.into())
-        );
-        assert_eq!(id(r#"{"params":{"id":1},"id":2,"x":"#), Some("2".into()));
-        assert_eq!(id(r#"{"params":{"id":1,"#), None);
-        assert_eq!(id(r#"{"id":12"#), None);
-        assert_eq!(
-            id(r#"{"id":12345678901234567890,"#),
-            Some("12345678901234567890".into())
-        );
-        assert_eq!(id("[1,2"), None);
-        assert_eq!(id(""), None);
     }
 }

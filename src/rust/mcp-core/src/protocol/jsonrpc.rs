@@ -171,7 +171,7 @@ fn not_utf8(bytes: &[u8], at: usize) -> Line {
         Ok(Message::Response { id, .. }) => (id, true),
         _ => return Line::ParseError(reason),
     };
-    if crate::protocol::framing::sniff_id(bytes).as_ref() != Some(&id) {
+    if sniff_id(bytes).as_ref() != Some(&id) {
         return Line::ParseError(reason);
     }
     Line::NotUtf8 {
@@ -315,6 +315,109 @@ pub fn request(id: &RequestId, method: &str, params_json: &str) -> String {
         id.as_json(),
         Value::from(method)
     )
+}
+
+/// Reads the `id` of a JSON-RPC object from the beginning of a line that is
+/// too long to parse. Only a top-level `"id"` member counts.
+pub fn sniff_id(prefix: &[u8]) -> Option<RequestId> {
+    let mut s = Scanner {
+        bytes: prefix,
+        pos: 0,
+    };
+    s.skip_ws();
+    s.expect(b'{')?;
+    loop {
+        s.skip_ws();
+        let key_start = s.pos;
+        s.skip_string()?;
+        let key = &prefix[key_start..s.pos];
+        s.skip_ws();
+        s.expect(b':')?;
+        s.skip_ws();
+        let value_start = s.pos;
+        s.skip_value()?;
+        if key == b"\"id\"" {
+            let text = std::str::from_utf8(&prefix[value_start..s.pos]).ok()?;
+            let raw = RawValue::from_string(text.to_string()).ok()?;
+            return RequestId::from_raw(&raw);
+        }
+        s.skip_ws();
+        s.expect(b',')?;
+    }
+}
+
+struct Scanner<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl Scanner<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while self.peek().is_some_and(|b| b.is_ascii_whitespace()) {
+            self.pos += 1;
+        }
+    }
+
+    fn expect(&mut self, byte: u8) -> Option<()> {
+        (self.peek()? == byte).then(|| self.pos += 1)
+    }
+
+    fn skip_string(&mut self) -> Option<()> {
+        self.expect(b'"')?;
+        loop {
+            match self.peek()? {
+                b'\\' => self.pos += 2,
+                b'"' => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                _ => self.pos += 1,
+            }
+        }
+    }
+
+    /// Skips one JSON value, tracking nesting; `None` if the prefix ends first.
+    fn skip_value(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.skip_string(),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    match self.peek()? {
+                        b'"' => {
+                            self.skip_string()?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                self.pos += 1;
+                                return Some(());
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.pos += 1;
+                }
+            }
+            _ => {
+                let start = self.pos;
+                while self
+                    .peek()
+                    .is_some_and(|b| !matches!(b, b',' | b'}' | b']') && !b.is_ascii_whitespace())
+                {
+                    self.pos += 1;
+                }
+                // A scalar cut off by the end of the prefix is incomplete.
+                (self.pos > start && self.pos < self.bytes.len()).then_some(())
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -540,5 +643,23 @@ mod tests {
             err,
             serde_json::json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}})
         );
+    }
+
+    #[test]
+    fn sniffs_only_top_level_ids() {
+        let id = |s: &str| sniff_id(s.as_bytes()).map(|i| i.as_json().to_string());
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","id":"a\"b","method":"x","params":{"#),
+            Some(r#""a\"b""#.into())
+        );
+        assert_eq!(id(r#"{"params":{"id":1},"id":2,"x":"#), Some("2".into()));
+        assert_eq!(id(r#"{"params":{"id":1,"#), None);
+        assert_eq!(id(r#"{"id":12"#), None);
+        assert_eq!(
+            id(r#"{"id":12345678901234567890,"#),
+            Some("12345678901234567890".into())
+        );
+        assert_eq!(id("[1,2"), None);
+        assert_eq!(id(""), None);
     }
 }

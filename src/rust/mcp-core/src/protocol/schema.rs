@@ -5,6 +5,17 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 
+/// What the members of the root object are called in problems:
+/// `missing required argument "x"`, or `missing required field "x"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Naming {
+    /// Tool arguments: `argument` at the root, `property` below.
+    #[default]
+    Arguments,
+    /// Fields of a result, at every depth.
+    Fields,
+}
+
 /// How many unexpected property names one problem lists.
 const MAX_NAMES: usize = 10;
 
@@ -102,19 +113,15 @@ pub fn pointer_to_path(pointer: &str) -> String {
 /// `prefix` is the JSON pointer of the value the error's own path starts
 /// from (empty for the root).
 pub fn describe_at(prefix: &str, e: &ValidationError) -> String {
-    describe_named(prefix, e, crate::protocol::validation::Naming::Arguments)
+    describe_named(prefix, e, Naming::Arguments)
 }
 
 /// As [`describe_at`], with the members named as `naming` says.
-pub fn describe_named(
-    prefix: &str,
-    e: &ValidationError,
-    naming: crate::protocol::validation::Naming,
-) -> String {
+pub fn describe_named(prefix: &str, e: &ValidationError, naming: Naming) -> String {
     let path = pointer_to_path(&format!("{prefix}{}", e.instance_path().as_str()));
     let at_root = path.is_empty();
     let member = match (naming, at_root) {
-        (crate::protocol::validation::Naming::Fields, _) => "field",
+        (Naming::Fields, _) => "field",
         (_, true) => "argument",
         (_, false) => "property",
     };

@@ -12,7 +12,7 @@
 //! found than are listed, the rest of the text is only skipped: no tree is
 //! built for a value that will be refused.
 
-use crate::protocol::schema;
+use crate::protocol::schema::{self, Naming};
 use jsonschema::Validator;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -100,17 +100,6 @@ pub struct ProblemKinds {
     pub not_an_array: bool,
     /// `null` where the schema does not allow it.
     pub null: bool,
-}
-
-/// What the members of the root object are called in problems:
-/// `missing required argument "x"`, or `missing required field "x"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Naming {
-    /// Tool arguments: `argument` at the root, `property` below.
-    #[default]
-    Arguments,
-    /// Fields of a result, at every depth.
-    Fields,
 }
 
 /// What lies beyond the listed problems.

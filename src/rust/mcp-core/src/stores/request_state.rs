@@ -23,6 +23,7 @@
 //!   recorded there as a file created exclusively, so it is accepted once
 //!   across every process using the store, restarts included.
 
+use crate::util::ids::random_bytes;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
@@ -114,13 +115,6 @@ fn now_secs() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
-}
-
-/// Random bytes from the operating system.
-pub fn random_bytes<const N: usize>() -> [u8; N] {
-    let mut bytes = [0u8; N];
-    getrandom::fill(&mut bytes).expect("the operating system's random source");
-    bytes
 }
 
 /// Who a state is issued to: the owner of the request's tasks (see

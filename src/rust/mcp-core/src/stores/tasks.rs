@@ -9,9 +9,9 @@
 //! them. A task is forgotten when its time to live has passed; whoever waits
 //! on it then is told so, by the engine, from what [`Store::expire`] returns.
 
-use crate::engine::JobId;
 use crate::protocol::jsonrpc::RequestId;
-use crate::stores::request_state::random_bytes;
+use crate::util::ids::random_bytes;
+use crate::util::ids::JobId;
 use crate::util::time::rfc3339;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};

@@ -13,50 +13,20 @@
 //! despite queued calls, or the answer could never arrive. Calls over the
 //! bound are then refused by the engine with an error naming the limit.
 
+use crate::engine::Limits;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-/// The bounds on what one client may make the server hold.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Limits {
-    /// Bytes of output waiting for the client to read them before the
-    /// server stops reading. 4 MiB holds thousands of ordinary responses
-    /// (a `tools/list` of a few dozen tools is a few KiB), so only a client
-    /// that has stopped reading ever meets it.
-    pub max_queued_output: usize,
-    /// Tool calls accepted and not yet answered (the running one included;
-    /// calls run as tasks are bounded by the task store instead, as their
-    /// client is answered at once and goes on talking) before the server
-    /// stops reading; over it (possible only while a tool
-    /// waits for input) a call is refused. R runs one call at a time, so a
-    /// few hundred waiting is far more than any client needs to keep R busy.
-    pub max_queued_calls: usize,
-    /// `subscriptions/listen` streams open at once; one more is refused.
-    /// The tool list never changes, so a client needs one or two at most.
-    pub max_subscriptions: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_queued_output: 4 * 1024 * 1024,
-            max_queued_calls: 256,
-            max_subscriptions: 64,
-        }
-    }
-}
-
-impl Limits {
-    /// Calls still queued when a reader stopped by `max_queued_calls` reads
-    /// again: a quarter of the bound below it. Resuming at one below would
-    /// wake the reader after every call R finishes, to read one line and
-    /// stop again (a wake-up paid on R's thread each time); this way it
-    /// reads a quarter of the queue's worth in one go, and R still has
-    /// three quarters of it to work through meanwhile.
-    fn calls_to_resume(&self) -> usize {
-        self.max_queued_calls
-            .saturating_sub((self.max_queued_calls / 4).max(1))
-    }
+/// Calls still queued when a reader stopped by `max_queued_calls` reads
+/// again: a quarter of the bound below it. Resuming at one below would
+/// wake the reader after every call R finishes, to read one line and
+/// stop again (a wake-up paid on R's thread each time); this way it
+/// reads a quarter of the queue's worth in one go, and R still has
+/// three quarters of it to work through meanwhile.
+fn calls_to_resume(limits: &Limits) -> usize {
+    limits
+        .max_queued_calls
+        .saturating_sub((limits.max_queued_calls / 4).max(1))
 }
 
 #[derive(Default)]
@@ -66,7 +36,7 @@ struct Load {
     /// A tool waits for the client's answer to an input request.
     awaiting_input: bool,
     /// While the reader waits: the queued calls at or under which it reads
-    /// again (see [`Limits::calls_to_resume`]; one under the bound when
+    /// again (see [`calls_to_resume`]; one under the bound when
     /// unread output, not calls, stopped it).
     resume_calls: usize,
     /// Someone is waiting in [`Backpressure::wait_for_input_room`] or
@@ -156,7 +126,7 @@ impl Backpressure {
 
     /// The reader's wait before it takes the next message: returns at once
     /// while there is room for what it may bring; once there is not, when
-    /// the queued calls are down to [`Limits::calls_to_resume`] and the
+    /// the queued calls are down to [`calls_to_resume`] and the
     /// output under its bound, or the server is stopping, or `give_up`
     /// (asked every `tick` meanwhile) says so.
     pub fn wait_for_input_room(&self, tick: Duration, mut give_up: impl FnMut() -> bool) {
@@ -165,7 +135,7 @@ impl Backpressure {
             return;
         }
         load.resume_calls = if load.calls >= self.limits.max_queued_calls {
-            self.limits.calls_to_resume()
+            calls_to_resume(&self.limits)
         } else {
             self.limits.max_queued_calls.saturating_sub(1)
         };

@@ -139,20 +139,6 @@ impl Drop for StdioGuard {
     }
 }
 
-/// Blocks SIGPIPE and SIGINT in the calling thread: a closed pipe becomes an
-/// `EPIPE` error instead of a signal (R's handler must not run here), and
-/// Ctrl-C is left to R's main thread.
-pub fn block_signals_in_this_thread() {
-    // SAFETY: building a signal set and changing this thread's mask.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGPIPE);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-    }
-}
-
 /// A file that gives up waiting for data when asked to stop, so the reader
 /// thread can end while the client is still connected (Ctrl-C at a console).
 pub(crate) struct StoppableInput {

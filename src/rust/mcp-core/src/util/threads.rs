@@ -42,8 +42,22 @@ pub fn catch(body: impl FnOnce()) -> Result<(), String> {
     catch_unwind(AssertUnwindSafe(body)).map_err(|payload| panic_message(&*payload))
 }
 
+/// Blocks SIGPIPE and SIGINT in the calling thread: a closed pipe becomes an
+/// `EPIPE` error instead of a signal (R's handler must not run here), and
+/// Ctrl-C is left to R's main thread.
+pub fn block_signals_in_this_thread() {
+    // SAFETY: building a signal set and changing this thread's mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
 /// Starts thread `mcp-<name>`, with SIGPIPE and SIGINT blocked (see
-/// [`crate::transport::stdio::block_signals_in_this_thread`]). If `body` panics,
+/// [`block_signals_in_this_thread`]). If `body` panics,
 /// `on_panic` gets the message.
 pub fn spawn(
     name: &str,
@@ -53,7 +67,7 @@ pub fn spawn(
     std::thread::Builder::new()
         .name(format!("mcp-{name}"))
         .spawn(move || {
-            crate::transport::stdio::block_signals_in_this_thread();
+            block_signals_in_this_thread();
             if let Err(message) = catch(body) {
                 on_panic(message);
             }

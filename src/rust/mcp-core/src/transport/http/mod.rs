@@ -600,7 +600,7 @@ fn modern_status(code: Option<i64>) -> StatusCode {
 
 /// A fresh session id: 128 random bits in hex (visible ASCII).
 fn new_session_id() -> String {
-    let bytes = crate::stores::request_state::random_bytes::<16>();
+    let bytes = crate::util::ids::random_bytes::<16>();
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

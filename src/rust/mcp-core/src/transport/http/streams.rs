@@ -22,9 +22,9 @@
 //! session keeps at most [`MAX_LOGS`] logs, each for [`LOG_KEEP`] after its
 //! last activity once no connection reads it.
 
-use crate::engine::JobId;
 use crate::protocol::jsonrpc::RequestId;
 use crate::transport::server::{Cause, Mailbox};
+use crate::util::ids::JobId;
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use std::collections::{HashMap, VecDeque};
@@ -689,7 +689,7 @@ fn kind(line: &str) -> Kind {
         return Kind::Other;
     }
     let prefix = &line.as_bytes()[..line.len().min(crate::protocol::framing::PREFIX_KEPT)];
-    let Some(id) = crate::protocol::framing::sniff_id(prefix) else {
+    let Some(id) = crate::protocol::jsonrpc::sniff_id(prefix) else {
         // `"id":null`: an error for a message whose id was unreadable.
         return Kind::Response(Vec::new());
     };
