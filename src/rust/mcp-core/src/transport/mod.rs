@@ -16,6 +16,7 @@ pub mod http;
 pub mod memory;
 pub mod server;
 pub mod signals;
+pub mod slots;
 pub mod stdio;
 pub mod trace;
 

@@ -53,7 +53,7 @@ pub mod tokens;
 
 use crate::protocol::jsonrpc::{self, Line, Message, RequestId};
 use crate::protocol::revision::Revision;
-use crate::transport::server::{Front, Slot};
+use crate::transport::slots::{Front, Slot};
 use crate::util::threads;
 use bytes::Bytes;
 use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full};

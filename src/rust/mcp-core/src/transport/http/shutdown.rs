@@ -15,7 +15,7 @@ use super::connections::Connections;
 use super::streams::Postbox;
 use super::{lock, rpc_error, Body, Hub, Session, Stopper};
 use crate::protocol::jsonrpc::{self, RequestId};
-use crate::transport::server::Slot;
+use crate::transport::slots::Slot;
 use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
 use std::sync::{Arc, Mutex, Weak};

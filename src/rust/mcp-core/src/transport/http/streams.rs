@@ -23,7 +23,7 @@
 //! last activity once no connection reads it.
 
 use crate::protocol::jsonrpc::RequestId;
-use crate::transport::server::{Cause, Mailbox};
+use crate::transport::slots::{Cause, Mailbox};
 use crate::util::ids::JobId;
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};

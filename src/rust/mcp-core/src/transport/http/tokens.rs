@@ -31,7 +31,7 @@ use super::limits::Client;
 use super::security::Principal;
 use super::streams::{self, Piece, Postbox};
 use crate::protocol::jsonrpc::RequestId;
-use crate::transport::server::{Front, Slot};
+use crate::transport::slots::{Front, Slot};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
