@@ -5,7 +5,7 @@
 //! lock waits for them. No tree is built (or copied) for the params around
 //! them.
 
-use super::Job;
+use super::job::Job;
 use crate::engine::registry::{Registry, Tool};
 use crate::engine::result::ToolResult;
 use serde::Deserialize;

@@ -8,7 +8,11 @@
 //! have changed since start carry a short caching hint from then on, so a
 //! client that does not listen does not keep a stale list for long.
 
-use super::{Engine, Output, META_SUBSCRIPTION};
+use super::job::Output;
+
+use super::state::Engine;
+
+use super::wire::META_SUBSCRIPTION;
 use crate::engine::registry::Kinds;
 use crate::protocol::jsonrpc::{self, RequestId};
 use serde_json::{json, Value};
@@ -73,7 +77,7 @@ impl Engine {
         for (id, asked) in listeners {
             for method in notifications(kinds.and(*asked)) {
                 let params =
-                    json!({ "_meta": { META_SUBSCRIPTION: super::raw_json(id.as_json()) } });
+                    json!({ "_meta": { META_SUBSCRIPTION: super::wire::raw_json(id.as_json()) } });
                 out.push(Output::ToListener(
                     id.clone(),
                     jsonrpc::notification(method, &params.to_string()),

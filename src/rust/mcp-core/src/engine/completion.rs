@@ -3,7 +3,8 @@
 //! one get an empty list; unknown prompts, templates and arguments -32602.
 
 use super::handlers::{completion_of, HandlerCall, Purpose};
-use super::{Engine, Output};
+use super::job::Output;
+use super::state::Engine;
 use crate::protocol::jsonrpc::{self, RequestId};
 use crate::protocol::revision::Revision;
 use serde_json::{json, Map, Value};

@@ -4,7 +4,11 @@
 //! ordering, cancellation, time limits, progress and logs work the same;
 //! only what the job's result becomes differs, by its [`Purpose`].
 
-use super::{Engine, InputMode, NewJob, Output};
+use super::input::InputMode;
+
+use super::job::{NewJob, Output};
+
+use super::state::Engine;
 use crate::engine::catalog::ListKind;
 use crate::engine::result::{Block, Content, ResourceBody, ToolResult};
 use crate::protocol::jsonrpc::{self, RequestId};

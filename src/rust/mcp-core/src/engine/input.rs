@@ -21,11 +21,14 @@
 //! ([`super::Outcome::InputsRequired`]), each under its own key.
 
 use super::arguments::arguments_for_state;
-use super::{lock, Engine, JobId, JobState, Output, META_CAPABILITIES};
+use super::job::{JobState, Output};
+use super::state::{lock, Engine};
+use super::wire::META_CAPABILITIES;
 use crate::protocol::jsonrpc::{self, RequestId};
 use crate::protocol::revision::Revision;
 use crate::stores::request_state::State;
 use crate::stores::tasks::Dialect;
+use crate::util::ids::JobId;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;

@@ -2,7 +2,8 @@
 //! required ones are checked before the prompt's R function runs.
 
 use super::handlers::{HandlerCall, Purpose};
-use super::{Engine, Output};
+use super::job::Output;
+use super::state::Engine;
 use crate::protocol::jsonrpc::{self, RequestId};
 use crate::protocol::revision::Revision;
 use serde_json::{json, Map, Value};

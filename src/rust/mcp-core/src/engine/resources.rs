@@ -5,7 +5,9 @@
 //! that asked for the URI).
 
 use super::handlers::{HandlerCall, Purpose};
-use super::{invalid_params, raw_json, Engine, Output, META_SUBSCRIPTION};
+use super::job::Output;
+use super::state::Engine;
+use super::wire::{invalid_params, raw_json, META_SUBSCRIPTION};
 use crate::engine::catalog::ListKind;
 use crate::protocol::jsonrpc::{self, RequestId};
 use crate::protocol::revision::Revision;

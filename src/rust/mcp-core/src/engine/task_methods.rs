@@ -4,7 +4,15 @@
 //! tasks whose time to live has passed: a task that expires meanwhile is
 //! simply unknown, and whoever was waiting on it is told it expired.
 
-use super::{invalid_params, Engine, InputMode, JobId, Output, META_CAPABILITIES};
+use crate::util::ids::JobId;
+
+use super::input::InputMode;
+
+use super::job::Output;
+
+use super::state::Engine;
+
+use super::wire::{invalid_params, META_CAPABILITIES};
 use crate::protocol::jsonrpc::{self, RequestId};
 use crate::protocol::revision::Revision;
 use crate::protocol::tool::TaskSupport;
