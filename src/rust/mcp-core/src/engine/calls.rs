@@ -2,8 +2,8 @@
 //! as a task), and the 2026-07-28 `subscriptions/listen` stream.
 
 use super::arguments::Verbatim;
-use super::handlers::Purpose;
-use super::input::InputMode;
+use super::job::InputMode;
+use super::job::Purpose;
 use super::job::{CallContext, Job, JobState, NewJob, Output};
 use super::state::Engine;
 use super::wire::{invalid_params, raw_json, single_page, META_LOG_LEVEL, META_SUBSCRIPTION};

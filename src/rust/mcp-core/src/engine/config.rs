@@ -1,6 +1,8 @@
 //! How an engine is configured: the server's name and version, its bounds
 //! ([`Limits`]) and the settings every engine of a server shares ([`Config`]).
 
+use crate::protocol::revision::Revision;
+use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -93,4 +95,14 @@ impl Default for Config {
             limits: Limits::default(),
         }
     }
+}
+
+pub(super) fn server_info(info: &ServerInfo, rev: Revision) -> Value {
+    let mut map = Map::new();
+    map.insert("name".into(), Value::from(info.name.as_str()));
+    if let (Some(title), true) = (&info.title, rev.has_structured_output()) {
+        map.insert("title".into(), Value::from(title.as_str()));
+    }
+    map.insert("version".into(), Value::from(info.version.as_str()));
+    Value::Object(map)
 }

@@ -3,18 +3,20 @@
 //! settled into the response its client is sent.
 
 use super::handlers;
-use super::handlers::Purpose;
-use super::job::{JobState, Outcome, Output, Progress, RenderPlan};
+use super::job::Purpose;
+use super::job::{JobState, Outcome, Output, Progress};
 use super::result;
 use super::result::ToolResult;
 use super::state::Engine;
 use super::wire::{describe_duration, raw_json, META_SUBSCRIPTION};
+use crate::engine::registry::Registry;
 use crate::protocol::jsonrpc::{self, Line, RequestId};
 use crate::protocol::logging::LogLevel;
 use crate::protocol::revision::Revision;
 use crate::stores::tasks;
 use crate::util::ids::JobId;
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Progress notifications for one request are sent at most this often; a
@@ -377,5 +379,48 @@ impl Engine {
             "notifications/message",
             &params.to_string(),
         )));
+    }
+}
+
+/// What rendering a job's result needs, so that the costly part (checking
+/// the output schema, writing a large result's JSON) can run on the tool's
+/// thread while the engine goes on answering other requests.
+pub struct RenderPlan {
+    pub(super) registry: Arc<Registry>,
+    pub(super) tool: usize,
+    pub(super) revision: Revision,
+    pub(super) extra_meta: Option<Map<String, Value>>,
+    /// What the job's result is for (a resource read, a prompt, ...).
+    pub(super) purpose: Purpose,
+    pub(super) read_ttl_ms: u64,
+}
+
+impl RenderPlan {
+    /// The result body, or the -32603 error a result breaking the tool's
+    /// output schema gets.
+    pub fn settle(&self, result: &ToolResult) -> Result<String, Value> {
+        if self.purpose != Purpose::Tool {
+            return handlers::settle(
+                &self.purpose,
+                result,
+                self.revision,
+                self.extra_meta.as_ref(),
+                self.read_ttl_ms,
+            );
+        }
+        let tool = self.registry.tool(self.tool);
+        match result::check_output(tool, result) {
+            Ok(()) => Ok(result::render(
+                tool,
+                result,
+                self.revision,
+                self.extra_meta.as_ref(),
+            )),
+            Err(violation) => Err(jsonrpc::error_object(
+                jsonrpc::INTERNAL_ERROR,
+                &violation.message,
+                Some(&violation.data),
+            )),
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! ordering, cancellation, time limits, progress and logs work the same;
 //! only what the job's result becomes differs, by its [`Purpose`].
 
-use super::input::InputMode;
+use super::job::{InputMode, Purpose};
 
 use super::job::{NewJob, Output};
 
@@ -16,41 +16,6 @@ use crate::protocol::revision::Revision;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-
-/// What a job's result is for.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) enum Purpose {
-    /// A `tools/call`.
-    #[default]
-    Tool,
-    /// `resources/read` of `uri`; `cache`: whether the result may carry
-    /// 2026-07-28 cache hints (never on a retry with answers).
-    Read {
-        uri: String,
-        mime_type: Option<String>,
-        cache: bool,
-    },
-    /// `prompts/get`.
-    Prompt { description: Option<String> },
-    /// `completion/complete`.
-    Complete,
-    /// A bearer token checked by the server's R function (HTTP; see
-    /// [`crate::transport::http::tokens`]): no client request, the HTTP front waits.
-    Token,
-}
-
-impl Purpose {
-    /// What the request was about, for error messages.
-    fn describe(&self) -> String {
-        match self {
-            Purpose::Tool => "the tool".into(),
-            Purpose::Read { uri, .. } => format!("Reading resource \"{uri}\""),
-            Purpose::Prompt { .. } => "The prompt".into(),
-            Purpose::Complete => "The completion".into(),
-            Purpose::Token => "The bearer token check".into(),
-        }
-    }
-}
 
 /// One handler run the engine starts.
 pub(super) struct HandlerCall {

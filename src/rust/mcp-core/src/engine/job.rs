@@ -2,18 +2,14 @@
 //! what R hands back ([`Outcome`], [`Progress`]), what the engine asks the
 //! transport to do ([`Output`]), and what it keeps while a job runs.
 
-use super::handlers;
-use super::handlers::Purpose;
-use super::input;
-use super::input::InputMode;
-use super::result;
 use super::result::ToolResult;
 use crate::engine::registry::Registry;
-use crate::protocol::jsonrpc::{self, RequestId};
+use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::logging::LogLevel;
 use crate::protocol::revision::Revision;
 use crate::util::ids::JobId;
 use serde_json::{Map, Value};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -120,49 +116,6 @@ pub enum Outcome {
     Settled(Result<String, Value>),
 }
 
-/// What rendering a job's result needs, so that the costly part (checking
-/// the output schema, writing a large result's JSON) can run on the tool's
-/// thread while the engine goes on answering other requests.
-pub struct RenderPlan {
-    pub(super) registry: Arc<Registry>,
-    pub(super) tool: usize,
-    pub(super) revision: Revision,
-    pub(super) extra_meta: Option<Map<String, Value>>,
-    /// What the job's result is for (a resource read, a prompt, ...).
-    pub(super) purpose: Purpose,
-    pub(super) read_ttl_ms: u64,
-}
-
-impl RenderPlan {
-    /// The result body, or the -32603 error a result breaking the tool's
-    /// output schema gets.
-    pub fn settle(&self, result: &ToolResult) -> Result<String, Value> {
-        if self.purpose != Purpose::Tool {
-            return handlers::settle(
-                &self.purpose,
-                result,
-                self.revision,
-                self.extra_meta.as_ref(),
-                self.read_ttl_ms,
-            );
-        }
-        let tool = self.registry.tool(self.tool);
-        match result::check_output(tool, result) {
-            Ok(()) => Ok(result::render(
-                tool,
-                result,
-                self.revision,
-                self.extra_meta.as_ref(),
-            )),
-            Err(violation) => Err(jsonrpc::error_object(
-                jsonrpc::INTERNAL_ERROR,
-                &violation.message,
-                Some(&violation.data),
-            )),
-        }
-    }
-}
-
 /// What the engine asks of the runtime around it.
 #[derive(Debug)]
 pub enum Output {
@@ -239,7 +192,7 @@ pub(super) struct JobState {
     /// completion run by its handler.
     pub(super) purpose: Purpose,
     /// The answers it waits for from requests sent to the client.
-    pub(super) gathering: Option<input::Gathering>,
+    pub(super) gathering: Option<Gathering>,
     /// It may still become a task (a deferred tool's 2026-07-28 call from
     /// a client that declared the tasks extension).
     pub(super) task_later: bool,
@@ -271,6 +224,76 @@ impl JobState {
             purpose: Purpose::Tool,
             gathering: None,
             task_later: false,
+        }
+    }
+}
+
+/// How a handler's request for input is served.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputMode {
+    /// Answer the call with `input_required`; the client retries.
+    Retry,
+    /// Ask the client now and wait for the answer.
+    Ask,
+    /// A 2026-07-28 request without the elicitation capability: the handler
+    /// stops at its first input request, as with [`InputMode::Retry`], and
+    /// the call is answered with -32021 instead of `input_required`.
+    MissingCapability,
+    /// No input can be had, and why.
+    Unavailable(String),
+}
+
+/// A request the server sent the client and waits on.
+#[derive(Debug, Clone)]
+pub(super) struct Asked {
+    pub(super) job: JobId,
+    pub(super) method: String,
+    /// The handler's key for the request.
+    pub(super) key: String,
+}
+
+/// The answers a job waits for, when the client answers each request sent
+/// to it separately (handshake-era sessions, 2025-11-25 tasks).
+#[derive(Debug)]
+pub(super) struct Gathering {
+    /// Keys still without an answer.
+    pub(super) pending: HashSet<String>,
+    pub(super) answers: Map<String, Value>,
+    /// Whether the answers go back by key (`mcp_ask()`).
+    pub(super) keyed: bool,
+}
+
+/// What a job's result is for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) enum Purpose {
+    /// A `tools/call`.
+    #[default]
+    Tool,
+    /// `resources/read` of `uri`; `cache`: whether the result may carry
+    /// 2026-07-28 cache hints (never on a retry with answers).
+    Read {
+        uri: String,
+        mime_type: Option<String>,
+        cache: bool,
+    },
+    /// `prompts/get`.
+    Prompt { description: Option<String> },
+    /// `completion/complete`.
+    Complete,
+    /// A bearer token checked by the server's R function (HTTP; see
+    /// [`crate::transport::http::tokens`]): no client request, the HTTP front waits.
+    Token,
+}
+
+impl Purpose {
+    /// What the request was about, for error messages.
+    pub(super) fn describe(&self) -> String {
+        match self {
+            Purpose::Tool => "the tool".into(),
+            Purpose::Read { uri, .. } => format!("Reading resource \"{uri}\""),
+            Purpose::Prompt { .. } => "The prompt".into(),
+            Purpose::Complete => "The completion".into(),
+            Purpose::Token => "The bearer token check".into(),
         }
     }
 }

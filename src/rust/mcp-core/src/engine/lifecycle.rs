@@ -1,7 +1,7 @@
 //! Starting a conversation: `initialize` (legacy) and `server/discover`
 //! (2026-07-28), the capabilities and versions a server offers.
 
-use super::config::ServerInfo;
+use super::config::server_info;
 use super::state::{Engine, Session};
 use crate::engine::registry::Kinds;
 use crate::protocol::app;
@@ -10,16 +10,6 @@ use crate::protocol::revision::Revision;
 use crate::stores::tasks;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
-
-pub(super) fn server_info(info: &ServerInfo, rev: Revision) -> Value {
-    let mut map = Map::new();
-    map.insert("name".into(), Value::from(info.name.as_str()));
-    if let (Some(title), true) = (&info.title, rev.has_structured_output()) {
-        map.insert("title".into(), Value::from(title.as_str()));
-    }
-    map.insert("version".into(), Value::from(info.version.as_str()));
-    Value::Object(map)
-}
 
 /// Every revision, newest first: what a request sent before `initialize`
 /// is told the server speaks.

@@ -4,8 +4,9 @@
 //! subscribed sessions, and on 2026-07-28 `subscriptions/listen` streams
 //! that asked for the URI).
 
-use super::handlers::{HandlerCall, Purpose};
+use super::handlers::HandlerCall;
 use super::job::Output;
+use super::job::Purpose;
 use super::state::Engine;
 use super::wire::{invalid_params, raw_json, META_SUBSCRIPTION};
 use crate::engine::catalog::ListKind;

@@ -2,10 +2,10 @@
 //! the [`Shared`] state every engine of a server uses (tasks, request-state
 //! keys), and how engines are made.
 
+use super::config::server_info;
 use super::config::Config;
-use super::input;
+use super::job::Asked;
 use super::job::JobState;
-use super::lifecycle::server_info;
 use super::wire::META_SERVER_INFO;
 use crate::engine::registry::{Kinds, Live, Registry};
 use crate::protocol::jsonrpc::RequestId;
@@ -75,7 +75,7 @@ pub struct Engine {
     pub(super) tasks: Arc<Mutex<tasks::Store>>,
     /// Requests the server sent the client, by id: whose input they ask
     /// for, and with which method.
-    pub(super) asks: HashMap<RequestId, input::Asked>,
+    pub(super) asks: HashMap<RequestId, Asked>,
     pub(super) next_ask: u64,
     /// URIs the handshake-era session subscribed to.
     pub(super) resource_subscriptions: HashSet<String>,

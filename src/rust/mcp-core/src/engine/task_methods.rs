@@ -6,7 +6,7 @@
 
 use crate::util::ids::JobId;
 
-use super::input::InputMode;
+use super::job::InputMode;
 
 use super::job::Output;
 
