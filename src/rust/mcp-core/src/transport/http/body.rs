@@ -20,7 +20,8 @@
 //! [`Options::body_timeout`]: crate::transport::http::Options::body_timeout
 
 use super::connections::BodyWatch;
-use super::{rpc_error, Body};
+use super::responses::rpc_error;
+use super::state::Body;
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
 use hyper::header::{self, HeaderMap, HeaderValue};

@@ -12,13 +12,14 @@
 //! that does not read) is cut.
 
 use super::connections::Connections;
+use super::responses::rpc_error;
+use super::state::{lock, Body, Hub, InFlight, Session, Stopper};
 use super::streams::Postbox;
-use super::{lock, rpc_error, Body, Hub, Session, Stopper};
 use crate::protocol::jsonrpc::{self, RequestId};
 use crate::transport::slots::Slot;
 use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a stopping server waits for its answers to be sent: the error
@@ -30,13 +31,6 @@ pub const DRAIN: Duration = Duration::from_secs(2);
 pub const STOPPING_CODE: i64 = -32000;
 pub const STOPPING_MESSAGE: &str =
     "Server stopping: the request was not completed; send it again once the server is back";
-
-/// The engines of the 2026-07-28 requests being answered, for a stopping
-/// server to answer them.
-#[derive(Default)]
-pub(super) struct InFlight {
-    requests: Mutex<Vec<(Weak<Postbox>, Weak<Slot>)>>,
-}
 
 impl InFlight {
     pub(super) fn track(&self, postbox: &Arc<Postbox>, slot: &Arc<Slot>) {
