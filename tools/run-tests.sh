@@ -100,6 +100,11 @@ check install-deps tools/install-deps.sh
 # The vendored crates are exactly those of Cargo.lock (else `make vendor`).
 check vendor python3 tools/vendor.py check
 
+# mcp-core has no import circles, and its layers depend one way (see
+# src/rust/mcp-core/src/lib.rs).
+check rust-import-circles python3 tools/import-circles.py src/rust/mcp-core \
+  --layers util,protocol,stores,engine,client,transport
+
 if has_component rustfmt; then
   check rust-fmt cargo fmt --manifest-path src/rust/Cargo.toml --all -- --check
 else

@@ -6,12 +6,12 @@
 mod common;
 
 use common::check_message;
-use mcp_core::app;
+use mcp_core::engine::registry::Registry;
+use mcp_core::engine::result::{Block, Content, ResourceBody, ToolResult};
 use mcp_core::engine::{Config, Engine, Job, Outcome, Output};
-use mcp_core::registry::Registry;
-use mcp_core::result::{Block, Content, ResourceBody, ToolResult};
-use mcp_core::revision::Revision;
-use mcp_core::tool::{TaskSupport, ToolDef};
+use mcp_core::protocol::app;
+use mcp_core::protocol::revision::Revision;
+use mcp_core::protocol::tool::{TaskSupport, ToolDef};
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 use std::sync::Arc;

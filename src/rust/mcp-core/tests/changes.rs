@@ -6,10 +6,10 @@
 mod common;
 
 use common::{check_message, done_text};
+use mcp_core::engine::registry::{Entry, Kinds, Live, Registry};
 use mcp_core::engine::{Config, Engine, Job, Output, Shared, CHANGED_LIST_TTL_MS};
-use mcp_core::registry::{Entry, Kinds, Live, Registry};
-use mcp_core::revision::Revision;
-use mcp_core::tool::ToolDef;
+use mcp_core::protocol::revision::Revision;
+use mcp_core::protocol::tool::ToolDef;
 use serde_json::{json, Value};
 use std::sync::Arc;
 

@@ -5,10 +5,10 @@
 mod common;
 
 use common::{assert_valid, check_message, done_text};
+use mcp_core::engine::registry::Registry;
 use mcp_core::engine::{input_mode, Config, Engine, InputMode, Job, Outcome, Output};
-use mcp_core::registry::Registry;
-use mcp_core::revision::Revision;
-use mcp_core::tool::ToolDef;
+use mcp_core::protocol::revision::Revision;
+use mcp_core::protocol::tool::ToolDef;
 use serde_json::{json, Value};
 use std::sync::Arc;
 

@@ -5,11 +5,11 @@
 mod common;
 
 use common::check_message;
+use mcp_core::engine::registry::Registry;
+use mcp_core::engine::result::{Block, Content, ResourceBody, ToolResult};
 use mcp_core::engine::{Config, Engine, Job, Outcome, Output};
-use mcp_core::registry::Registry;
-use mcp_core::result::{Block, Content, ResourceBody, ToolResult};
-use mcp_core::revision::Revision;
-use mcp_core::tool::ToolDef;
+use mcp_core::protocol::revision::Revision;
+use mcp_core::protocol::tool::ToolDef;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::sync::Arc;

@@ -1,8 +1,8 @@
 //! Reading and checking values part by part gives what `jsonschema` gives
 //! for the whole value, and stops after the first few problems.
 
-use mcp_core::schema::describe_at;
-use mcp_core::validation::{Checker, Rest, MAX_LISTED};
+use mcp_core::protocol::schema::describe_at;
+use mcp_core::protocol::validation::{Checker, Rest, MAX_LISTED};
 use serde_json::{json, Value};
 
 /// Every instance is accepted or refused as `jsonschema` decides, with the

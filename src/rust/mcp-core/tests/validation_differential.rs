@@ -12,7 +12,7 @@
 //! `$anchor`s and definitions reached through escaped pointers. The generator is seeded, so a failure names
 //! a case that reproduces.
 
-use mcp_core::validation::Checker;
+use mcp_core::protocol::validation::Checker;
 use serde_json::{json, Map, Value};
 
 /// A small deterministic generator (xorshift64*), so no extra crate is needed.

@@ -4,7 +4,7 @@
 
 mod common;
 
-use mcp_core::revision::Revision;
+use mcp_core::protocol::revision::Revision;
 use serde_json::json;
 
 #[test]

@@ -5,11 +5,11 @@ mod common;
 
 use common::done_text;
 
-use mcp_core::board::Interrupter;
+use mcp_core::engine::board::Interrupter;
+use mcp_core::engine::registry::Registry;
 use mcp_core::engine::{Config, Job, Outcome};
-use mcp_core::registry::Registry;
-use mcp_core::server::{Polled, Server};
-use mcp_core::tool::ToolDef;
+use mcp_core::protocol::tool::ToolDef;
+use mcp_core::transport::server::{Polled, Server};
 use serde_json::{json, Value};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};

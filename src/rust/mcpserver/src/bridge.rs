@@ -1,13 +1,13 @@
-//! `mcp_bridge()`: a stdio-to-HTTP bridge (see `mcp_core::bridge`), run on
+//! `mcp_bridge()`: a stdio-to-HTTP bridge (see `mcp_core::transport::bridge`), run on
 //! R's main thread until the client closes stdin, stops reading stdout, or
 //! the user presses Ctrl-C.
 
 use crate::check;
 use crate::client::http_options;
 use extendr_api::prelude::*;
-use mcp_core::bridge::{self, End};
-use mcp_core::http_client::HttpClient;
-use mcp_core::transport::StdioGuard;
+use mcp_core::client::http_client::HttpClient;
+use mcp_core::transport::bridge::{self, End};
+use mcp_core::transport::stdio::StdioGuard;
 use std::sync::Arc;
 
 /// Bridges stdin and stdout to the server at `url`. Returns why it ended:

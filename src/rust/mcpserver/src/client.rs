@@ -1,6 +1,6 @@
 //! The transports of `mcp_client()`: a server process with its stdin and
 //! stdout as pipes, exchanged line by line, or a server's Streamable HTTP
-//! endpoint (see `mcp_core::http_client`), exchanged message by message.
+//! endpoint (see `mcp_core::client::http_client`), exchanged message by message.
 //! Both offer R the same methods. The protocol itself is spoken in R
 //! (`R/client.R`); this side owns the process or the connections and the
 //! threads that read them, so R never blocks on anything it cannot
@@ -8,7 +8,7 @@
 
 use crate::check;
 use extendr_api::prelude::*;
-use mcp_core::http_client::{self, HttpClient, Received};
+use mcp_core::client::http_client::{self, HttpClient, Received};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};

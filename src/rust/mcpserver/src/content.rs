@@ -11,7 +11,7 @@ use crate::to_json;
 use crate::types::field;
 use extendr_api::prelude::*;
 use extendr_ffi::SEXPTYPE;
-use mcp_core::result::{Block, Content, ResourceBody};
+use mcp_core::engine::result::{Block, Content, ResourceBody};
 use serde_json::{Map, Value};
 
 const INVALID_FIELDS: &str = "A `content_*()` block has invalid canonical fields.";

@@ -72,7 +72,7 @@ pub fn answer_value(request: &InputRequest, answer: &Value) -> Result<Robj, Stri
         answer.get("content").filter(|c| !c.is_null()),
     ) {
         let form = &request.request["params"]["requestedSchema"];
-        mcp_core::elicitation::check_content(form, content)?;
+        mcp_core::protocol::elicitation::check_content(form, content)?;
     }
     let mut path = "answer".to_string();
     from_json::check(answer, &request.shape, &mut path)?;

@@ -4,7 +4,7 @@
 use crate::check;
 use crate::rvalue::RValue;
 use extendr_api::prelude::*;
-use mcp_core::uri_template::UriTemplate;
+use mcp_core::protocol::uri_template::UriTemplate;
 
 /// The variables of a URI template, or the error for R to raise.
 /// @noRd

@@ -9,7 +9,7 @@ use crate::to_json;
 use crate::types::{element, field};
 use extendr_api::prelude::*;
 use extendr_ffi::SEXPTYPE;
-use mcp_core::result::{Block, ToolResult};
+use mcp_core::engine::result::{Block, ToolResult};
 use serde_json::value::RawValue;
 
 const CONTENT_REQUIRED: &str =
@@ -265,18 +265,18 @@ fn structured_text_(structured_content: Robj) -> Robj {
 /// @noRd
 #[extendr]
 fn result_json_for_test_(value: Robj, revision: &str, structured: bool) -> Robj {
-    let Some(rev) = mcp_core::revision::Revision::parse(revision) else {
+    let Some(rev) = mcp_core::protocol::revision::Revision::parse(revision) else {
         return check::fail("unknown revision");
     };
-    let def = mcp_core::tool::ToolDef {
+    let def = mcp_core::protocol::tool::ToolDef {
         name: "t".into(),
         input_schema: serde_json::json!({"type": "object"}),
         ..Default::default()
     };
-    let registry = mcp_core::registry::Registry::new(vec![def]).expect("a valid test tool");
+    let registry = mcp_core::engine::registry::Registry::new(vec![def]).expect("a valid test tool");
     let open = structured.then(|| crate::output::plan(&serde_json::json!({})));
     let result = from_value(RValue::of(&value), open.as_ref());
-    mcp_core::result::render(registry.tool(0), &result, rev, None).into_robj()
+    mcp_core::engine::result::render(registry.tool(0), &result, rev, None).into_robj()
 }
 
 /// The structured content `tool` (its definition as `tool()` stored it)
@@ -302,20 +302,22 @@ fn structured_json_for_test_(spec: Robj, value: Robj) -> Robj {
 /// @noRd
 #[extendr]
 fn tool_result_for_test_(spec: Robj, value: Robj, revision: &str) -> Robj {
-    let Some(rev) = mcp_core::revision::Revision::parse(revision) else {
+    let Some(rev) = mcp_core::protocol::revision::Revision::parse(revision) else {
         return check::fail("unknown revision");
     };
     let plan = match crate::tool::plan(RValue::of(&spec)) {
         Ok(plan) => plan,
         Err(e) => return check::fail(e),
     };
-    let registry = match mcp_core::registry::Registry::new(vec![plan.def]) {
+    let registry = match mcp_core::engine::registry::Registry::new(vec![plan.def]) {
         Ok(registry) => registry,
         Err(e) => return check::fail(e),
     };
     let result = from_value(RValue::of(&value), plan.output.as_ref());
-    match mcp_core::result::check_output(registry.tool(0), &result) {
-        Ok(()) => mcp_core::result::render(registry.tool(0), &result, rev, None).into_robj(),
+    match mcp_core::engine::result::check_output(registry.tool(0), &result) {
+        Ok(()) => {
+            mcp_core::engine::result::render(registry.tool(0), &result, rev, None).into_robj()
+        }
         Err(violation) => {
             List::from_pairs(vec![("error", Robj::from(violation.message))]).into_robj()
         }

@@ -11,13 +11,14 @@ use crate::rvalue::RValue;
 use crate::tool::{plan, ToolPlan};
 use crate::types::field;
 use extendr_api::prelude::*;
-use mcp_core::board::{Interrupt, Interrupter};
+use mcp_core::engine::board::{Interrupt, Interrupter};
+use mcp_core::engine::registry::{Entry, Registry};
+use mcp_core::engine::result::ToolResult;
 use mcp_core::engine::{CallContext, Config, InputMode, Job, JobId, Outcome, Progress, ServerInfo};
-use mcp_core::http;
-use mcp_core::logging::LogLevel;
-use mcp_core::registry::{Entry, Registry};
-use mcp_core::result::ToolResult;
-use mcp_core::server::{Answer, Polled, Server};
+use mcp_core::protocol::logging::LogLevel;
+use mcp_core::transport::http;
+use mcp_core::transport::server::{Polled, Server};
+use mcp_core::transport::slots::Answer;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::os::raw::{c_int, c_void};
@@ -214,7 +215,7 @@ fn plan_tools(specs: List, options: &Robj) -> Result<(Registry, HashMap<usize, T
 }
 
 /// The engine's definition and the bridge's call plan of one spec.
-fn plan_one(spec: &Robj) -> Result<(mcp_core::tool::ToolDef, ToolCall), String> {
+fn plan_one(spec: &Robj) -> Result<(mcp_core::protocol::tool::ToolDef, ToolCall), String> {
     let ToolPlan {
         def,
         arguments,
@@ -389,7 +390,7 @@ fn server_start_http_(specs: List, options: Robj, http: Robj) -> Robj {
     match Server::start_http(config, registry, options, r_interrupter()) {
         Ok(mut server) => {
             // SIGTERM stops it gracefully, in the foreground and in the
-            // background alike (see mcp_core::signals); SIGINT stays R's.
+            // background alike (see mcp_core::transport::signals); SIGINT stays R's.
             if let Err(e) = server.stop_on_sigterm() {
                 server.stop();
                 return check::fail(format!("could not handle SIGTERM: {e}"));

@@ -13,7 +13,7 @@ use crate::rvalue::{describe_type, RValue};
 use base64::Engine as _;
 use extendr_ffi::{Rcomplex, COMPLEX, INTEGER, LOGICAL, RAW, REAL, SEXPTYPE, VECTOR_ELT};
 use jiff::tz::TimeZone;
-use mcp_core::time::civil_from_days;
+use mcp_core::util::time::civil_from_days;
 use std::fmt::Write as _;
 
 /// Integral doubles below this magnitude are written as integer literals

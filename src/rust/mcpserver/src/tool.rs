@@ -8,8 +8,8 @@ use crate::rvalue::RValue;
 use crate::types::{self, element, field, object_schema, TypeNode, TypeSpec};
 use extendr_api::prelude::*;
 use extendr_ffi::SEXPTYPE;
-use mcp_core::revision::Revision;
-use mcp_core::tool::{check_name, OutputHints, TaskSupport, ToolDef, SAFE_NAME_LEN};
+use mcp_core::protocol::revision::Revision;
+use mcp_core::protocol::tool::{check_name, OutputHints, TaskSupport, ToolDef, SAFE_NAME_LEN};
 use serde_json::{Map, Value};
 
 const ANNOTATION_HINTS: [(&str, &str); 4] = [
@@ -468,9 +468,9 @@ fn tool_definition_(spec: Robj, revision: &str, pretty: bool, apps: bool) -> Rob
     };
     // As `tools/list` sends it to a host with or without MCP Apps.
     let wire = if apps {
-        mcp_core::app::with_ui(&plan.def, rev)
+        mcp_core::protocol::app::with_ui(&plan.def, rev)
     } else {
-        mcp_core::app::without_ui(&plan.def, rev)
+        mcp_core::protocol::app::without_ui(&plan.def, rev)
     };
     match wire {
         Some(tool) => crate::json::render(&tool, pretty).into_robj(),

@@ -195,7 +195,7 @@ fn schema_from_list(x: RValue) -> Result<Value, String> {
 }
 
 // Keywords whose value is a map from names to schemas.
-use mcp_core::validation::NAMED_SUBSCHEMAS as SCHEMA_MAPS;
+use mcp_core::protocol::validation::NAMED_SUBSCHEMAS as SCHEMA_MAPS;
 /// Keywords whose value is one schema (`items` may also be a list of them).
 const SCHEMA_VALUES: [&str; 12] = [
     "items",
@@ -588,7 +588,7 @@ fn check_schema_(schema: Robj, what: &str) -> Robj {
         check::plain_schema_list(schema, what)?;
         let value = schema_from_list(schema)
             .map_err(|e| format!("`{what}` must be JSON serializable: {e}"))?;
-        mcp_core::schema::check(&value).map_err(|e| format!("`{what}` is {e}"))
+        mcp_core::protocol::schema::check(&value).map_err(|e| format!("`{what}` is {e}"))
     })();
     check::outcome(result)
 }
@@ -616,7 +616,7 @@ extendr_module! {
 
 /// The `requestedSchema` of an elicitation, and the shape its answers
 /// take in R: a flat object of text, number, yes/no and choice fields (see
-/// `mcp_core::elicitation`). `type_from_schema()` fields are taken as they
+/// `mcp_core::protocol::elicitation`). `type_from_schema()` fields are taken as they
 /// are, if the form allows them.
 pub fn elicitation_form(x: RValue) -> Result<(Value, Shape), String> {
     const WHAT: &str = "`schema` must be a type_object() (or a named list of type helpers) whose \
@@ -642,7 +642,7 @@ pub fn elicitation_form(x: RValue) -> Result<(Value, Shape), String> {
             TypeSpec::Object { .. } => return Err(WHAT.into()),
             _ => property.form_field(),
         };
-        mcp_core::elicitation::check_field(&field)
+        mcp_core::protocol::elicitation::check_field(&field)
             .map_err(|e| format!("`schema`: field `{name}`: {e}"))?;
         shapes.push((name.clone(), form_shape(&field)));
         fields.insert(name.clone(), field);
@@ -654,7 +654,7 @@ pub fn elicitation_form(x: RValue) -> Result<(Value, Shape), String> {
     if !required.is_empty() {
         form["required"] = Value::Array(required);
     }
-    mcp_core::elicitation::check_form(&form).map_err(|e| format!("`schema`: {e}"))?;
+    mcp_core::protocol::elicitation::check_form(&form).map_err(|e| format!("`schema`: {e}"))?;
     Ok((form, Shape::Object(shapes)))
 }
 

@@ -5,9 +5,9 @@
 //! lock waits for them. No tree is built (or copied) for the params around
 //! them.
 
-use super::Job;
-use crate::registry::{Registry, Tool};
-use crate::result::ToolResult;
+use super::job::Job;
+use crate::engine::registry::{Registry, Tool};
+use crate::engine::result::ToolResult;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};

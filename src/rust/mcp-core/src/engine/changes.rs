@@ -1,5 +1,5 @@
 //! Changes to what the server offers while it serves: tools, resources
-//! and prompts added or removed (see [`crate::registry::Live`]).
+//! and prompts added or removed (see [`crate::engine::registry::Live`]).
 //!
 //! Clients hear of a change once per list and change burst:
 //! handshake-era sessions (after `notifications/initialized`) for the
@@ -8,9 +8,13 @@
 //! have changed since start carry a short caching hint from then on, so a
 //! client that does not listen does not keep a stale list for long.
 
-use super::{Engine, Output, META_SUBSCRIPTION};
-use crate::jsonrpc::{self, RequestId};
-use crate::registry::Kinds;
+use super::job::Output;
+
+use super::state::Engine;
+
+use super::wire::META_SUBSCRIPTION;
+use crate::engine::registry::Kinds;
+use crate::protocol::jsonrpc::{self, RequestId};
 use serde_json::{json, Value};
 
 /// The `ttlMs` of a list that has changed while the server served
@@ -73,7 +77,7 @@ impl Engine {
         for (id, asked) in listeners {
             for method in notifications(kinds.and(*asked)) {
                 let params =
-                    json!({ "_meta": { META_SUBSCRIPTION: super::raw_json(id.as_json()) } });
+                    json!({ "_meta": { META_SUBSCRIPTION: super::wire::raw_json(id.as_json()) } });
                 out.push(Output::ToListener(
                     id.clone(),
                     jsonrpc::notification(method, &params.to_string()),

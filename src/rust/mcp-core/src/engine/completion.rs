@@ -2,10 +2,12 @@
 //! template variable, from the R function given for it. Arguments without
 //! one get an empty list; unknown prompts, templates and arguments -32602.
 
-use super::handlers::{completion_of, HandlerCall, Purpose};
-use super::{Engine, Output};
-use crate::jsonrpc::{self, RequestId};
-use crate::revision::Revision;
+use super::handlers::{completion_of, HandlerCall};
+use super::job::Output;
+use super::job::Purpose;
+use super::state::Engine;
+use crate::protocol::jsonrpc::{self, RequestId};
+use crate::protocol::revision::Revision;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 

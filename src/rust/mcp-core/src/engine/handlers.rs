@@ -1,52 +1,21 @@
 //! Requests other than `tools/call` that run R code: `resources/read`,
 //! `prompts/get` and `completion/complete`. Each runs its handler (a hidden
-//! registry entry, see [`crate::catalog`]) as a job like a tool call, so
+//! registry entry, see [`crate::engine::catalog`]) as a job like a tool call, so
 //! ordering, cancellation, time limits, progress and logs work the same;
 //! only what the job's result becomes differs, by its [`Purpose`].
 
-use super::{Engine, InputMode, NewJob, Output};
-use crate::catalog::ListKind;
-use crate::jsonrpc::{self, RequestId};
-use crate::result::{Block, Content, ResourceBody, ToolResult};
-use crate::revision::Revision;
+use super::job::{InputMode, Purpose};
+
+use super::job::{NewJob, Output};
+
+use super::state::Engine;
+use crate::engine::catalog::ListKind;
+use crate::engine::result::{Block, Content, ResourceBody, ToolResult};
+use crate::protocol::jsonrpc::{self, RequestId};
+use crate::protocol::revision::Revision;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-
-/// What a job's result is for.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) enum Purpose {
-    /// A `tools/call`.
-    #[default]
-    Tool,
-    /// `resources/read` of `uri`; `cache`: whether the result may carry
-    /// 2026-07-28 cache hints (never on a retry with answers).
-    Read {
-        uri: String,
-        mime_type: Option<String>,
-        cache: bool,
-    },
-    /// `prompts/get`.
-    Prompt { description: Option<String> },
-    /// `completion/complete`.
-    Complete,
-    /// A bearer token checked by the server's R function (HTTP; see
-    /// [`crate::http::tokens`]): no client request, the HTTP front waits.
-    Token,
-}
-
-impl Purpose {
-    /// What the request was about, for error messages.
-    fn describe(&self) -> String {
-        match self {
-            Purpose::Tool => "the tool".into(),
-            Purpose::Read { uri, .. } => format!("Reading resource \"{uri}\""),
-            Purpose::Prompt { .. } => "The prompt".into(),
-            Purpose::Complete => "The completion".into(),
-            Purpose::Token => "The bearer token check".into(),
-        }
-    }
-}
 
 /// One handler run the engine starts.
 pub(super) struct HandlerCall {
@@ -452,7 +421,7 @@ impl Engine {
     }
 
     /// Adds the catalog's capabilities: each once the server has something
-    /// to serve or was told it will (see [`crate::registry::Offers`]).
+    /// to serve or was told it will (see [`crate::engine::registry::Offers`]).
     /// `completions` is a flag from 2025-03-26 on (2024-11-05 has the
     /// method without one).
     pub(super) fn catalog_capabilities(&self, caps: &mut Value, rev: Revision) {

@@ -21,55 +21,23 @@
 //! ([`super::Outcome::InputsRequired`]), each under its own key.
 
 use super::arguments::arguments_for_state;
-use super::{lock, Engine, JobId, JobState, Output, META_CAPABILITIES};
-use crate::jsonrpc::{self, RequestId};
-use crate::request_state::State;
-use crate::revision::Revision;
-use crate::tasks::Dialect;
+use super::job::{Asked, Gathering, InputMode, JobState, Output};
+use super::state::{lock, Engine};
+use super::wire::META_CAPABILITIES;
+use crate::protocol::jsonrpc::{self, RequestId};
+use crate::protocol::revision::Revision;
+use crate::stores::request_state::State;
+use crate::stores::tasks::Dialect;
+use crate::util::ids::JobId;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
 
-/// How a handler's request for input is served.
-#[derive(Debug, Clone, PartialEq)]
-pub enum InputMode {
-    /// Answer the call with `input_required`; the client retries.
-    Retry,
-    /// Ask the client now and wait for the answer.
-    Ask,
-    /// A 2026-07-28 request without the elicitation capability: the handler
-    /// stops at its first input request, as with [`InputMode::Retry`], and
-    /// the call is answered with -32021 instead of `input_required`.
-    MissingCapability,
-    /// No input can be had, and why.
-    Unavailable(String),
-}
-
 const ANSWER_ACTIONS: [&str; 3] = ["accept", "decline", "cancel"];
 
 /// The methods a server may ask the client through.
 pub const INPUT_METHODS: [&str; 3] = ["elicitation/create", "sampling/createMessage", "roots/list"];
-
-/// A request the server sent the client and waits on.
-#[derive(Debug, Clone)]
-pub(super) struct Asked {
-    pub(super) job: JobId,
-    method: String,
-    /// The handler's key for the request.
-    key: String,
-}
-
-/// The answers a job waits for, when the client answers each request sent
-/// to it separately (handshake-era sessions, 2025-11-25 tasks).
-#[derive(Debug)]
-pub(super) struct Gathering {
-    /// Keys still without an answer.
-    pending: HashSet<String>,
-    answers: Map<String, Value>,
-    /// Whether the answers go back by key (`mcp_ask()`).
-    keyed: bool,
-}
 
 fn declares(caps: &Value, capability: &str) -> bool {
     caps.get(capability).is_some_and(Value::is_object)
@@ -324,7 +292,8 @@ impl Engine {
                 if !params.is_object() {
                     params = json!({});
                 }
-                params["_meta"] = json!({ crate::tasks::RELATED_TASK: { "taskId": task_id } });
+                params["_meta"] =
+                    json!({ crate::stores::tasks::RELATED_TASK: { "taskId": task_id } });
             }
             let id = RequestId::from_raw(
                 &RawValue::from_string(format!("\"mcpserver-ask-{}\"", self.next_ask))
@@ -516,7 +485,7 @@ fn prepare_request(request: Value, revision: Revision) -> Result<(String, Value)
     let mut params = request["params"].clone();
     if method == "elicitation/create" {
         params["requestedSchema"] =
-            crate::elicitation::for_revision(&params["requestedSchema"], revision)?;
+            crate::protocol::elicitation::for_revision(&params["requestedSchema"], revision)?;
         if revision >= Revision::V2025_11_25 {
             params["mode"] = json!("form");
         }

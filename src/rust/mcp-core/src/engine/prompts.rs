@@ -1,10 +1,12 @@
 //! Prompts: `prompts/list` and `prompts/get`. Arguments are strings; the
 //! required ones are checked before the prompt's R function runs.
 
-use super::handlers::{HandlerCall, Purpose};
-use super::{Engine, Output};
-use crate::jsonrpc::{self, RequestId};
-use crate::revision::Revision;
+use super::handlers::HandlerCall;
+use super::job::Output;
+use super::job::Purpose;
+use super::state::Engine;
+use crate::protocol::jsonrpc::{self, RequestId};
+use crate::protocol::revision::Revision;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 

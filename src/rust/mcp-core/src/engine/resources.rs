@@ -4,12 +4,15 @@
 //! subscribed sessions, and on 2026-07-28 `subscriptions/listen` streams
 //! that asked for the URI).
 
-use super::handlers::{HandlerCall, Purpose};
-use super::{invalid_params, raw_json, Engine, Output, META_SUBSCRIPTION};
-use crate::catalog::ListKind;
-use crate::jsonrpc::{self, RequestId};
-use crate::revision::Revision;
-use crate::uri_template::MatchError;
+use super::handlers::HandlerCall;
+use super::job::Output;
+use super::job::Purpose;
+use super::state::Engine;
+use super::wire::{invalid_params, raw_json, META_SUBSCRIPTION};
+use crate::engine::catalog::ListKind;
+use crate::protocol::jsonrpc::{self, RequestId};
+use crate::protocol::revision::Revision;
+use crate::protocol::uri_template::MatchError;
 use serde_json::{json, Map, Value};
 use std::collections::HashSet;
 use std::sync::Arc;

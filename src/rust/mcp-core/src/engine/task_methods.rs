@@ -4,14 +4,22 @@
 //! tasks whose time to live has passed: a task that expires meanwhile is
 //! simply unknown, and whoever was waiting on it is told it expired.
 
-use super::{invalid_params, Engine, InputMode, JobId, Output, META_CAPABILITIES};
-use crate::jsonrpc::{self, RequestId};
-use crate::revision::Revision;
-use crate::tasks::{
+use crate::util::ids::JobId;
+
+use super::job::InputMode;
+
+use super::job::Output;
+
+use super::state::Engine;
+
+use super::wire::{invalid_params, META_CAPABILITIES};
+use crate::protocol::jsonrpc::{self, RequestId};
+use crate::protocol::revision::Revision;
+use crate::protocol::tool::TaskSupport;
+use crate::stores::tasks::{
     Dialect, Ending, Expired, Status, Task, WaitRefused, EXTENSION, MAX_TASKS, MAX_WAITING,
     MAX_WAITING_PER_TASK,
 };
-use crate::tool::TaskSupport;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 

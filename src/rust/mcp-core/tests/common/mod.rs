@@ -4,9 +4,9 @@
 #![allow(dead_code)]
 
 use jsonschema::Validator;
+use mcp_core::engine::result::{Block, ToolResult};
 use mcp_core::engine::Outcome;
-use mcp_core::result::{Block, ToolResult};
-use mcp_core::revision::Revision;
+use mcp_core::protocol::revision::Revision;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;

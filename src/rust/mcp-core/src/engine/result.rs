@@ -1,0 +1,569 @@
+//! Tool results: content blocks, structured content, and how a result is
+//! written for each protocol revision.
+
+use crate::engine::registry::Tool;
+use crate::protocol::revision::Revision;
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+
+/// What a content block carries.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    Text {
+        text: String,
+    },
+    Image {
+        data: String,
+        mime_type: String,
+    },
+    Audio {
+        data: String,
+        mime_type: String,
+    },
+    ResourceLink {
+        uri: String,
+        name: String,
+        title: Option<String>,
+        description: Option<String>,
+        mime_type: Option<String>,
+        size: Option<u64>,
+    },
+    Resource {
+        uri: String,
+        mime_type: Option<String>,
+        body: ResourceBody,
+    },
+}
+
+/// An embedded resource holds text or base64 data, never both.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResourceBody {
+    Text(String),
+    Blob(String),
+}
+
+/// A content block with its optional annotations and `_meta`, both already
+/// in wire form (camelCase keys).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    pub content: Content,
+    pub annotations: Option<Map<String, Value>>,
+    pub meta: Option<Map<String, Value>>,
+}
+
+impl Block {
+    pub fn text(text: impl Into<String>) -> Block {
+        Block {
+            content: Content::Text { text: text.into() },
+            annotations: None,
+            meta: None,
+        }
+    }
+
+    pub(crate) fn type_name(&self) -> &'static str {
+        match self.content {
+            Content::Text { .. } => "text",
+            Content::Image { .. } => "image",
+            Content::Audio { .. } => "audio",
+            Content::ResourceLink { .. } => "resource_link",
+            Content::Resource { .. } => "resource",
+        }
+    }
+
+    pub(crate) fn supported_in(&self, rev: Revision) -> bool {
+        match self.content {
+            Content::Audio { .. } => rev.has_audio(),
+            Content::ResourceLink { .. } => rev.has_resource_link(),
+            _ => true,
+        }
+    }
+
+    pub(crate) fn to_wire(&self, rev: Revision) -> Value {
+        let mut block = Map::new();
+        block.insert("type".into(), Value::from(self.type_name()));
+        match &self.content {
+            Content::Text { text } => {
+                block.insert("text".into(), Value::from(text.as_str()));
+            }
+            Content::Image { data, mime_type } | Content::Audio { data, mime_type } => {
+                block.insert("data".into(), Value::from(data.as_str()));
+                block.insert("mimeType".into(), Value::from(mime_type.as_str()));
+            }
+            Content::ResourceLink {
+                uri,
+                name,
+                title,
+                description,
+                mime_type,
+                size,
+            } => {
+                block.insert("uri".into(), Value::from(uri.as_str()));
+                block.insert("name".into(), Value::from(name.as_str()));
+                insert_some(&mut block, "title", title);
+                insert_some(&mut block, "description", description);
+                insert_some(&mut block, "mimeType", mime_type);
+                if let Some(size) = size {
+                    block.insert("size".into(), Value::from(*size));
+                }
+            }
+            Content::Resource {
+                uri,
+                mime_type,
+                body,
+            } => {
+                let mut resource = Map::new();
+                resource.insert("uri".into(), Value::from(uri.as_str()));
+                insert_some(&mut resource, "mimeType", mime_type);
+                match body {
+                    ResourceBody::Text(text) => {
+                        resource.insert("text".into(), Value::from(text.as_str()))
+                    }
+                    ResourceBody::Blob(blob) => {
+                        resource.insert("blob".into(), Value::from(blob.as_str()))
+                    }
+                };
+                block.insert("resource".into(), Value::Object(resource));
+            }
+        }
+        if let Some(annotations) = &self.annotations {
+            let mut annotations = annotations.clone();
+            if !rev.has_last_modified() {
+                annotations.shift_remove("lastModified");
+            }
+            if !annotations.is_empty() {
+                block.insert("annotations".into(), Value::Object(annotations));
+            }
+        }
+        if let (Some(meta), true) = (&self.meta, rev.has_structured_output()) {
+            block.insert("_meta".into(), Value::Object(meta.clone()));
+        }
+        Value::Object(block)
+    }
+}
+
+fn insert_some(map: &mut Map<String, Value>, key: &str, value: &Option<String>) {
+    if let Some(value) = value {
+        map.insert(key.into(), Value::from(value.as_str()));
+    }
+}
+
+/// A tool's answer, as the R side built it.
+#[derive(Debug, Clone)]
+pub struct ToolResult {
+    pub content: Vec<Block>,
+    /// Structured content as compact JSON text.
+    pub structured: Option<Box<RawValue>>,
+    pub is_error: bool,
+    pub meta: Option<Map<String, Value>>,
+}
+
+impl ToolResult {
+    /// A failed call the model can read: one text block, `isError: true`.
+    pub fn error(message: impl Into<String>) -> ToolResult {
+        ToolResult {
+            content: vec![Block::text(message)],
+            structured: None,
+            is_error: true,
+            meta: None,
+        }
+    }
+}
+
+/// A successful result that breaks the tool's own output schema: the server
+/// must not send it (clients reject it), so it becomes a -32603 error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputSchemaViolation {
+    pub message: String,
+    pub data: Value,
+}
+
+/// Checks a result against the tool's output schema. Error results are
+/// exempt: the spec requires conforming structured content only on success.
+pub fn check_output(tool: &Tool, result: &ToolResult) -> Result<(), OutputSchemaViolation> {
+    let (Some(validator), false) = (&tool.output_validator, result.is_error) else {
+        return Ok(());
+    };
+    let name = &tool.def.name;
+    let Some(raw) = &result.structured else {
+        return Err(OutputSchemaViolation {
+            message: format!(
+                "Tool \"{name}\" declares an output schema but returned no structured content"
+            ),
+            data: json!({ "tool": name }),
+        });
+    };
+    let Err(problems) = validator.read(raw.get(), false) else {
+        return Ok(());
+    };
+    let hints = &tool.def.output_hints;
+    let advice: Vec<&str> = [
+        (problems.kinds.not_an_array, &hints.not_an_array),
+        (problems.kinds.null, &hints.null),
+    ]
+    .into_iter()
+    .filter_map(|(found, hint)| if found { hint.as_deref() } else { None })
+    .collect();
+    let lines = problems.lines();
+    let mut message = format!(
+        "Tool \"{name}\" returned structured content that does not match its output schema: {}",
+        lines.join("; ")
+    );
+    for hint in advice {
+        message.push_str(". ");
+        message.push_str(hint);
+    }
+    Err(OutputSchemaViolation {
+        message,
+        data: json!({ "tool": name, "problems": lines }),
+    })
+}
+
+/// Writes the `CallToolResult` for `rev` as JSON text. `extra_meta` is merged
+/// into the result's `_meta` (the serverInfo of 2026-07-28, related-task ids).
+pub fn render(
+    tool: &Tool,
+    result: &ToolResult,
+    rev: Revision,
+    extra_meta: Option<&Map<String, Value>>,
+) -> String {
+    let unsupported = unsupported_types(&result.content, rev);
+    if !unsupported.is_empty() {
+        let downgraded = ToolResult::error(format!(
+            "MCP protocol {rev} does not support tool-result content type(s): {}.",
+            unsupported.join(", ")
+        ));
+        return render_checked(tool, &downgraded, rev, extra_meta);
+    }
+    render_checked(tool, result, rev, extra_meta)
+}
+
+fn unsupported_types(content: &[Block], rev: Revision) -> Vec<&'static str> {
+    let mut types: Vec<&'static str> = Vec::new();
+    for block in content {
+        let name = block.type_name();
+        if !block.supported_in(rev) && !types.contains(&name) {
+            types.push(name);
+        }
+    }
+    types
+}
+
+fn render_checked(
+    tool: &Tool,
+    result: &ToolResult,
+    rev: Revision,
+    extra_meta: Option<&Map<String, Value>>,
+) -> String {
+    // Built as text so large structured content is copied, never re-parsed.
+    let content: Vec<Value> = result.content.iter().map(|b| b.to_wire(rev)).collect();
+    let mut out =
+        String::with_capacity(64 + result.structured.as_ref().map_or(0, |s| s.get().len()));
+    out.push_str("{\"content\":");
+    out.push_str(&Value::Array(content).to_string());
+    out.push_str(",\"isError\":");
+    out.push_str(if result.is_error { "true" } else { "false" });
+    if let (Some(structured), true) = (&result.structured, rev.has_structured_output()) {
+        out.push_str(",\"structuredContent\":");
+        let wrap = tool.def.wraps_output(rev)
+            || (!rev.allows_any_output_root() && !structured.get().starts_with('{'));
+        if wrap {
+            out.push_str("{\"result\":");
+            out.push_str(structured.get());
+            out.push('}');
+        } else {
+            out.push_str(structured.get());
+        }
+    }
+    let meta = merge_meta(result.meta.as_ref(), extra_meta);
+    if let Some(meta) = meta {
+        out.push_str(",\"_meta\":");
+        out.push_str(&Value::Object(meta).to_string());
+    }
+    if rev.is_modern() {
+        out.push_str(",\"resultType\":\"complete\"");
+    }
+    out.push('}');
+    out
+}
+
+/// The result `_meta`: the tool's own keys, then the server's.
+pub fn merge_meta(
+    own: Option<&Map<String, Value>>,
+    extra: Option<&Map<String, Value>>,
+) -> Option<Map<String, Value>> {
+    match (own, extra) {
+        (None, None) => None,
+        (Some(m), None) | (None, Some(m)) => Some(m.clone()),
+        (Some(own), Some(extra)) => {
+            let mut merged = own.clone();
+            for (k, v) in extra {
+                merged.insert(k.clone(), v.clone());
+            }
+            Some(merged)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::registry::Registry;
+    use crate::protocol::tool::ToolDef;
+
+    fn tool_with_output(schema: Option<Value>) -> Registry {
+        Registry::new(vec![ToolDef {
+            name: "t".into(),
+            description: Some("d".into()),
+            input_schema: json!({"type":"object","properties":{}}),
+            output_schema: schema,
+            ..ToolDef::default()
+        }])
+        .unwrap()
+    }
+
+    fn raw(text: &str) -> Option<Box<RawValue>> {
+        Some(RawValue::from_string(text.to_string()).unwrap())
+    }
+
+    fn parse(text: &str) -> Value {
+        serde_json::from_str(text).unwrap()
+    }
+
+    fn every_block() -> Vec<Block> {
+        let annotations =
+            json!({"audience":["user"],"priority":0.5,"lastModified":"2025-01-01T00:00:00Z"});
+        vec![
+            Block {
+                content: Content::Text { text: "hi".into() },
+                annotations: Some(annotations.as_object().unwrap().clone()),
+                meta: Some(json!({"m":1}).as_object().unwrap().clone()),
+            },
+            Block {
+                content: Content::Image {
+                    data: "AAAA".into(),
+                    mime_type: "image/png".into(),
+                },
+                annotations: None,
+                meta: None,
+            },
+            Block {
+                content: Content::Audio {
+                    data: "AAAA".into(),
+                    mime_type: "audio/wav".into(),
+                },
+                annotations: None,
+                meta: None,
+            },
+            Block {
+                content: Content::ResourceLink {
+                    uri: "file:///a".into(),
+                    name: "a".into(),
+                    title: None,
+                    description: Some("d".into()),
+                    mime_type: None,
+                    size: Some(3),
+                },
+                annotations: None,
+                meta: None,
+            },
+            Block {
+                content: Content::Resource {
+                    uri: "file:///b".into(),
+                    mime_type: Some("text/plain".into()),
+                    body: ResourceBody::Text("b".into()),
+                },
+                annotations: None,
+                meta: None,
+            },
+        ]
+    }
+
+    #[test]
+    fn every_block_type_renders_in_wire_form() {
+        let reg = tool_with_output(None);
+        let result = ToolResult {
+            content: every_block(),
+            structured: None,
+            is_error: false,
+            meta: None,
+        };
+        let out = parse(&render(reg.tool(0), &result, Revision::V2025_11_25, None));
+        let c = &out["content"];
+        assert_eq!(
+            c[0],
+            json!({"type":"text","text":"hi","annotations":{"audience":["user"],"priority":0.5,"lastModified":"2025-01-01T00:00:00Z"},"_meta":{"m":1}})
+        );
+        assert_eq!(
+            c[1],
+            json!({"type":"image","data":"AAAA","mimeType":"image/png"})
+        );
+        assert_eq!(c[2]["type"], "audio");
+        assert_eq!(
+            c[3],
+            json!({"type":"resource_link","uri":"file:///a","name":"a","description":"d","size":3})
+        );
+        assert_eq!(
+            c[4],
+            json!({"type":"resource","resource":{"uri":"file:///b","mimeType":"text/plain","text":"b"}})
+        );
+        assert_eq!(out["isError"], false);
+        assert!(out.get("resultType").is_none());
+    }
+
+    #[test]
+    fn old_revisions_refuse_new_block_types_whole() {
+        let reg = tool_with_output(None);
+        let result = ToolResult {
+            content: every_block(),
+            structured: None,
+            is_error: false,
+            meta: None,
+        };
+        let out = parse(&render(reg.tool(0), &result, Revision::V2024_11_05, None));
+        assert_eq!(out["isError"], true);
+        assert_eq!(
+            out["content"][0]["text"],
+            "MCP protocol 2024-11-05 does not support tool-result content type(s): audio, resource_link."
+        );
+        let out = parse(&render(reg.tool(0), &result, Revision::V2025_03_26, None));
+        assert_eq!(
+            out["content"][0]["text"],
+            "MCP protocol 2025-03-26 does not support tool-result content type(s): resource_link."
+        );
+    }
+
+    #[test]
+    fn block_fields_are_gated() {
+        let reg = tool_with_output(None);
+        let result = ToolResult {
+            content: vec![every_block().remove(0)],
+            structured: raw(r#"{"a":1}"#),
+            is_error: false,
+            meta: Some(json!({"r":1}).as_object().unwrap().clone()),
+        };
+        let out = parse(&render(reg.tool(0), &result, Revision::V2025_03_26, None));
+        assert_eq!(
+            out["content"][0],
+            json!({"type":"text","text":"hi","annotations":{"audience":["user"],"priority":0.5}})
+        );
+        assert!(out.get("structuredContent").is_none());
+        assert_eq!(out["_meta"], json!({"r":1}));
+    }
+
+    #[test]
+    fn modern_results_carry_result_type_and_merged_meta() {
+        let reg = tool_with_output(None);
+        let mut result = ToolResult::error("boom");
+        result.meta = Some(json!({"own":true}).as_object().unwrap().clone());
+        let extra = json!({"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}});
+        let out = parse(&render(
+            reg.tool(0),
+            &result,
+            Revision::V2026_07_28,
+            extra.as_object(),
+        ));
+        assert_eq!(out["resultType"], "complete");
+        assert_eq!(out["_meta"]["own"], true);
+        assert_eq!(
+            out["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+            "s"
+        );
+    }
+
+    #[test]
+    fn output_schema_is_enforced_on_success_only() {
+        let reg = tool_with_output(Some(
+            json!({"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}),
+        ));
+        let tool = reg.tool(0);
+        let mut result = ToolResult {
+            content: vec![Block::text("{}")],
+            structured: None,
+            is_error: false,
+            meta: None,
+        };
+        let err = check_output(tool, &result).unwrap_err();
+        assert!(
+            err.message.contains("returned no structured content"),
+            "{}",
+            err.message
+        );
+        assert_eq!(err.data["tool"], "t");
+        result.structured = raw(r#"{"sum":"x"}"#);
+        let err = check_output(tool, &result).unwrap_err();
+        assert!(
+            err.message.contains(r#"sum: expected a number, got "x""#),
+            "{}",
+            err.message
+        );
+        result.structured = raw(r#"{"sum":3}"#);
+        check_output(tool, &result).unwrap();
+        check_output(tool, &ToolResult::error("failed")).unwrap();
+    }
+
+    #[test]
+    fn output_problems_name_fields_and_add_the_embedders_advice() {
+        let schema = json!({"type":"object","properties":{
+            "sum":{"type":"number"},"tags":{"type":"array","items":{"type":"string"}},
+            "row":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}},
+            "required":["sum"],"additionalProperties":false});
+        let reg = Registry::new(vec![ToolDef {
+            name: "t".into(),
+            input_schema: json!({"type":"object"}),
+            output_schema: Some(schema),
+            output_hints: crate::protocol::tool::OutputHints {
+                not_an_array: Some("Wrap it".into()),
+                null: Some("Declare it nullable".into()),
+            },
+            ..ToolDef::default()
+        }])
+        .unwrap();
+        let tool = reg.tool(0);
+        let check = |text: &str| {
+            let result = ToolResult {
+                content: vec![Block::text("{}")],
+                structured: raw(text),
+                is_error: false,
+                meta: None,
+            };
+            check_output(tool, &result).unwrap_err().message
+        };
+        let message = check(r#"{"extra":1,"row":{}}"#);
+        assert!(
+            message.contains(r#"missing required field "sum""#),
+            "{message}"
+        );
+        assert!(message.contains(r#"unexpected field "extra""#), "{message}");
+        assert!(
+            message.contains(r#"row: missing required field "n""#),
+            "{message}"
+        );
+        assert!(!message.contains("argument") && !message.contains("Wrap it"));
+        let message = check(r#"{"sum":1,"tags":"a"}"#);
+        assert!(
+            message.ends_with(r#"tags: expected an array, got "a". Wrap it"#),
+            "{message}"
+        );
+        let message = check(r#"{"sum":null,"tags":"a"}"#);
+        assert!(
+            message.ends_with(". Wrap it. Declare it nullable"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn array_structured_content_is_wrapped_for_old_clients() {
+        let reg = tool_with_output(Some(json!({"type":"array","items":{"type":"number"}})));
+        let result = ToolResult {
+            content: vec![Block::text("[1,2]")],
+            structured: raw("[1,2]"),
+            is_error: false,
+            meta: None,
+        };
+        check_output(reg.tool(0), &result).unwrap();
+        let old = parse(&render(reg.tool(0), &result, Revision::V2025_11_25, None));
+        assert_eq!(old["structuredContent"], json!({"result":[1,2]}));
+        let new = parse(&render(reg.tool(0), &result, Revision::V2026_07_28, None));
+        assert_eq!(new["structuredContent"], json!([1, 2]));
+    }
+}

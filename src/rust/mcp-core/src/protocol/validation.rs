@@ -1,0 +1,719 @@
+//! Reading a JSON value and checking it against a schema in one pass,
+//! stopping after the first few problems.
+//!
+//! `jsonschema` collects every error before handing out the first, so a
+//! call with two million wrong items costs two million errors (gigabytes).
+//! Here the schema is split, once, into a plan that follows the value's
+//! structure: a node whose only subschemas are `properties`, `items` and
+//! `additionalProperties` is read member by member, each member checked by
+//! its own subschema as soon as it is read, and the node's own keywords
+//! (`type`, `required`, `minItems`, ...) by a copy of the node without its
+//! subschemas. Anything else is checked as a whole. Once more problems are
+//! found than are listed, the rest of the text is only skipped: no tree is
+//! built for a value that will be refused.
+
+use crate::protocol::schema::{self, Naming};
+use jsonschema::Validator;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::fmt::{self, Write};
+
+/// How many problems a message lists.
+pub const MAX_LISTED: usize = 10;
+
+/// A value checked as a whole lists all its problems only when it has at
+/// most this many nodes; a larger one reports its first.
+const SMALL_VALUE: usize = 1000;
+
+/// Keywords that judge a node by itself, never by applying a subschema to
+/// a part of it: checking them on a copy without subschemas is exact.
+const NODE_KEYWORDS: &[&str] = &[
+    "type",
+    "enum",
+    "const",
+    "required",
+    "dependentRequired",
+    "minProperties",
+    "maxProperties",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "contentEncoding",
+    "contentMediaType",
+];
+
+/// The subschemas a node may be split along.
+const MEMBER_KEYWORDS: &[&str] = &["properties", "items", "additionalProperties"];
+
+/// Keywords about the whole document, allowed at the root; each part is
+/// compiled with them so its `$ref`s resolve as they do in the whole.
+const DOCUMENT_KEYWORDS: &[&str] = &["$schema", "$id", "$defs", "definitions"];
+
+/// Keywords whose values map names to subschemas.
+pub const NAMED_SUBSCHEMAS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "dependencies",
+];
+
+/// Keys whose values are data, not subschemas.
+const DATA_KEYWORDS: &[&str] = &["enum", "const", "default", "examples"];
+
+/// What was wrong with a value: the first problems, and whether there are more.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problems {
+    pub listed: Vec<String>,
+    pub rest: Rest,
+    /// Which of the listed problems an embedder may explain further.
+    pub kinds: ProblemKinds,
+}
+
+/// Kinds of problem among those listed, for advice on fixing them (an
+/// embedder knows how its values become JSON; see
+/// [`crate::protocol::tool::OutputHints`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ProblemKinds {
+    /// A value that is not an array where the schema wants one.
+    pub not_an_array: bool,
+    /// `null` where the schema does not allow it.
+    pub null: bool,
+}
+
+/// What lies beyond the listed problems.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rest {
+    /// Every problem is listed.
+    Nothing,
+    /// More problems were found than are listed.
+    More,
+    /// A large value was checked as a whole and only its first problem is
+    /// known; the rest was not looked at.
+    Unchecked,
+}
+
+impl Problems {
+    /// One line per listed problem, then one saying what was left out.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = self.listed.clone();
+        match self.rest {
+            Rest::Nothing => {}
+            Rest::More => lines.push(format!(
+                "and more problems (only the first {MAX_LISTED} are listed)"
+            )),
+            Rest::Unchecked => lines.push("and possibly more problems".to_string()),
+        }
+        lines
+    }
+
+    /// The lines joined into one sentence.
+    pub fn summary(&self) -> String {
+        self.lines().join("; ")
+    }
+}
+
+/// A compiled schema that reads and checks values.
+pub struct Checker {
+    root: Validator,
+    /// How to read a value part by part; `None` when the schema cannot be
+    /// split (it is then checked as a whole).
+    plan: Option<Node>,
+    /// The root's `required` names (which members may be dropped as null).
+    required: Vec<String>,
+    naming: Naming,
+}
+
+enum Node {
+    /// Checked as a whole when read.
+    Whole(Validator),
+    Split(Split),
+}
+
+struct Split {
+    /// The node without its subschemas: checks its own keywords.
+    shallow: Validator,
+    properties: HashMap<String, Node>,
+    /// For members not in `properties`; `None` when unconstrained (or
+    /// refused, which `shallow` reports).
+    additional: Option<Box<Node>>,
+    items: Option<Box<Node>>,
+}
+
+impl Split {
+    fn member(&self, name: &str) -> Option<&Node> {
+        self.properties.get(name).or(self.additional.as_deref())
+    }
+}
+
+impl Checker {
+    /// Compiles `schema` and, where it can be split, its plan.
+    pub fn compile(schema: &Value) -> Result<Checker, String> {
+        let root = schema::compile(schema)?;
+        let plan = if can_split_document(schema) {
+            let document: Map<String, Value> = DOCUMENT_KEYWORDS
+                .iter()
+                .filter_map(|k| Some((k.to_string(), schema.get(*k)?.clone())))
+                .collect();
+            // A root checked whole is read whole, which drops optional nulls.
+            plan_node(schema, &document, true)
+                .ok()
+                .filter(|plan| matches!(plan, Node::Split(_)))
+        } else {
+            None
+        };
+        let required = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter_map(Value::as_str)
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Checker {
+            root,
+            plan,
+            required,
+            naming: Naming::Arguments,
+        })
+    }
+
+    /// The same checker, calling members fields in its problems (for
+    /// results rather than arguments).
+    pub fn naming(mut self, naming: Naming) -> Checker {
+        self.naming = naming;
+        self
+    }
+
+    /// Reads the JSON `text` and checks it. With `drop_optional_nulls`, a
+    /// root member that is `null` and not required is left out (for tool
+    /// arguments, where `null` means "not given").
+    pub fn read(&self, text: &str, drop_optional_nulls: bool) -> Result<Value, Problems> {
+        let mut walk = Walk::named(self.naming);
+        let mut read = match &self.plan {
+            Some(plan) => self.read_planned(&walk, plan, text, drop_optional_nulls),
+            None => self.read_whole(&walk, text, drop_optional_nulls),
+        };
+        if walk.repeated_name.get() {
+            // A name given twice: its first value was checked (and kept)
+            // before the second replaced it. Parsed whole, the last wins.
+            walk = Walk::named(self.naming);
+            read = self.read_whole(&walk, text, drop_optional_nulls);
+        }
+        let read = read.map_err(|e| Problems {
+            listed: vec![format!("not readable JSON: {e}")],
+            rest: Rest::Nothing,
+            kinds: ProblemKinds::default(),
+        })?;
+        let found = walk.found.into_inner();
+        match read {
+            Some(value) if found.listed.is_empty() => Ok(value),
+            _ => Err(Problems {
+                listed: found.listed,
+                rest: found.rest,
+                kinds: found.kinds,
+            }),
+        }
+    }
+
+    fn read_planned(
+        &self,
+        walk: &Walk,
+        plan: &Node,
+        text: &str,
+        drop_optional_nulls: bool,
+    ) -> serde_json::Result<Option<Value>> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let seed = Seed {
+            walk,
+            node: Some(plan),
+            null_is_absent: false,
+            optional_nulls: drop_optional_nulls.then_some(&self.required),
+        };
+        let value = seed.deserialize(&mut de)?;
+        de.end()?;
+        // The plan lists problems; the whole schema has the last word on
+        // what passes.
+        if let Some(value) = &value {
+            if walk.found.borrow().listed.is_empty() && !self.root.is_valid(value) {
+                walk.check_whole(&self.root, value);
+            }
+        }
+        Ok(value)
+    }
+
+    fn read_whole(
+        &self,
+        walk: &Walk,
+        text: &str,
+        drop_optional_nulls: bool,
+    ) -> serde_json::Result<Option<Value>> {
+        let mut value: Value = serde_json::from_str(text)?;
+        if let (true, Value::Object(members)) = (drop_optional_nulls, &mut value) {
+            members.retain(|name, v| !v.is_null() || self.required.contains(name));
+        }
+        walk.check_whole(&self.root, &value);
+        Ok(Some(value))
+    }
+}
+
+/// Whether every part of the schema means the same compiled on its own
+/// (with the document keywords) as within the whole: no dynamic or
+/// anchored references, no nested `$id`, and `$ref`s only into `$defs`.
+fn can_split_document(schema: &Value) -> bool {
+    fn schema_ok(node: &Value, root: bool) -> bool {
+        let Value::Object(map) = node else {
+            return true;
+        };
+        map.iter().all(|(key, value)| match key.as_str() {
+            "$dynamicRef" | "$recursiveRef" | "$dynamicAnchor" | "$recursiveAnchor" | "$anchor" => {
+                false
+            }
+            "$id" => root,
+            // A part's own definitions could shadow the root's of the same
+            // name once the part is compiled with the root's.
+            "$defs" | "definitions" if !root => false,
+            "$ref" => value
+                .as_str()
+                .is_some_and(|r| r.starts_with("#/$defs/") || r.starts_with("#/definitions/")),
+            k if DATA_KEYWORDS.contains(&k) => true,
+            // Names, then subschemas: a property called `enum` is walked.
+            k if NAMED_SUBSCHEMAS.contains(&k) => value
+                .as_object()
+                .is_none_or(|named| named.values().all(|sub| schema_ok(sub, false))),
+            _ => nested_ok(value),
+        })
+    }
+    /// A keyword's value: a subschema, a list of them, or data, walked
+    /// alike (data that looks like a reference only costs the plan).
+    fn nested_ok(value: &Value) -> bool {
+        match value {
+            Value::Object(_) => schema_ok(value, false),
+            Value::Array(items) => items.iter().all(nested_ok),
+            _ => true,
+        }
+    }
+    schema_ok(schema, true)
+}
+
+/// Whether `node` can be read member by member.
+fn can_split(node: &Value, root: bool) -> bool {
+    let Value::Object(map) = node else {
+        return false;
+    };
+    let known = |k: &str| {
+        NODE_KEYWORDS.contains(&k)
+            || MEMBER_KEYWORDS.contains(&k)
+            || (root && DOCUMENT_KEYWORDS.contains(&k))
+    };
+    let is_schema = |v: &Value| v.is_object() || v.is_boolean();
+    map.keys().all(|k| known(k))
+        && MEMBER_KEYWORDS.iter().any(|k| map.contains_key(*k))
+        && map.get("items").is_none_or(is_schema)
+        && map.get("additionalProperties").is_none_or(is_schema)
+        && map
+            .get("properties")
+            .is_none_or(|p| p.as_object().is_some_and(|p| p.values().all(is_schema)))
+}
+
+fn plan_node(node: &Value, document: &Map<String, Value>, root: bool) -> Result<Node, String> {
+    if !can_split(node, root) {
+        let compiled = if root {
+            schema::compile(node)
+        } else {
+            schema::compile(&with_document(node, document))
+        };
+        return compiled.map(Node::Whole);
+    }
+    let plan_of = |sub: &Value| plan_node(sub, document, false);
+    let properties = match node.get("properties").and_then(Value::as_object) {
+        Some(props) => props
+            .iter()
+            .map(|(name, sub)| Ok((name.clone(), plan_of(sub)?)))
+            .collect::<Result<_, String>>()?,
+        None => HashMap::new(),
+    };
+    let additional = match node.get("additionalProperties") {
+        Some(sub @ Value::Object(_)) => Some(Box::new(plan_of(sub)?)),
+        _ => None,
+    };
+    let items = node.get("items").map(plan_of).transpose()?.map(Box::new);
+    Ok(Node::Split(Split {
+        shallow: schema::compile(&shallow(node, document))?,
+        properties,
+        additional,
+        items,
+    }))
+}
+
+/// A part compiled on its own, with the document's dialect and definitions.
+fn with_document(node: &Value, document: &Map<String, Value>) -> Value {
+    let Value::Object(map) = node else {
+        return node.clone();
+    };
+    let mut map = map.clone();
+    let has_own_definitions = map.contains_key("$defs") || map.contains_key("definitions");
+    for (key, value) in document {
+        let is_definitions = key == "$defs" || key == "definitions";
+        let taken = map.contains_key(key) || (is_definitions && has_own_definitions);
+        if !taken {
+            map.insert(key.clone(), value.clone());
+        }
+    }
+    Value::Object(map)
+}
+
+/// The node with its subschemas made vacuous: `properties` keep their
+/// names (which `additionalProperties: false` needs) but accept anything.
+fn shallow(node: &Value, document: &Map<String, Value>) -> Value {
+    let mut map = node.as_object().cloned().unwrap_or_default();
+    for key in DOCUMENT_KEYWORDS {
+        map.remove(*key);
+    }
+    if let Some(dialect) = document.get("$schema") {
+        map.insert("$schema".into(), dialect.clone());
+    }
+    if let Some(Value::Object(props)) = map.get_mut("properties") {
+        for sub in props.values_mut() {
+            *sub = Value::Bool(true);
+        }
+    }
+    map.remove("items");
+    if map
+        .get("additionalProperties")
+        .is_some_and(Value::is_object)
+    {
+        map.remove("additionalProperties");
+    }
+    Value::Object(map)
+}
+
+/// The problems found so far, and where the reader is.
+#[derive(Default)]
+struct Walk {
+    found: RefCell<Found>,
+    /// JSON pointer of the value being read.
+    path: RefCell<String>,
+    /// An object named a member twice (read whole again to decide).
+    repeated_name: Cell<bool>,
+    naming: Naming,
+}
+
+struct Found {
+    listed: Vec<String>,
+    rest: Rest,
+    kinds: ProblemKinds,
+}
+
+impl Default for Found {
+    fn default() -> Found {
+        Found {
+            listed: Vec::new(),
+            rest: Rest::Nothing,
+            kinds: ProblemKinds::default(),
+        }
+    }
+}
+
+impl Walk {
+    fn named(naming: Naming) -> Walk {
+        Walk {
+            naming,
+            ..Walk::default()
+        }
+    }
+
+    /// Enough is known: the rest of the input is only skipped.
+    fn stopped(&self) -> bool {
+        self.found.borrow().rest != Rest::Nothing
+    }
+
+    fn add(&self, error: &jsonschema::ValidationError) {
+        let mut found = self.found.borrow_mut();
+        if found.rest != Rest::Nothing {
+            return;
+        }
+        if found.listed.len() < MAX_LISTED {
+            let line = schema::describe_named(&self.path.borrow(), error, self.naming);
+            found.listed.push(line);
+            if let jsonschema::error::ValidationErrorKind::Type { kind } = error.kind() {
+                if error.instance().is_null() {
+                    found.kinds.null = true;
+                } else if schema::expects_array(kind) && !error.instance().is_array() {
+                    found.kinds.not_an_array = true;
+                }
+            }
+        } else {
+            found.rest = Rest::More;
+        }
+    }
+
+    /// Runs `read` with a member's name appended to the path.
+    fn at_member<T>(&self, name: &str, read: impl FnOnce() -> T) -> T {
+        self.at(|path| push_escaped(path, name), read)
+    }
+
+    /// Runs `read` with an item's index appended to the path.
+    fn at_item<T>(&self, index: usize, read: impl FnOnce() -> T) -> T {
+        self.at(
+            |path| write!(path, "{index}").expect("writing to a String"),
+            read,
+        )
+    }
+
+    fn at<T>(&self, segment: impl FnOnce(&mut String), read: impl FnOnce() -> T) -> T {
+        let len = {
+            let mut path = self.path.borrow_mut();
+            let len = path.len();
+            path.push('/');
+            segment(&mut path);
+            len
+        };
+        let result = read();
+        self.path.borrow_mut().truncate(len);
+        result
+    }
+
+    /// Checks a value against a validator for all of it. A small value
+    /// lists its problems; a large one only its first, since `jsonschema`
+    /// would collect all of them at once.
+    fn check_whole(&self, validator: &Validator, value: &Value) {
+        if validator.is_valid(value) {
+            return;
+        }
+        if node_count_exceeds(value, SMALL_VALUE) {
+            if let Err(error) = validator.validate(value) {
+                self.add(&error);
+            }
+            let mut found = self.found.borrow_mut();
+            if found.rest == Rest::Nothing {
+                found.rest = Rest::Unchecked;
+            }
+            return;
+        }
+        for error in validator.iter_errors(value) {
+            self.add(&error);
+            if self.stopped() {
+                break;
+            }
+        }
+    }
+
+    /// Checks a node's own keywords (its members are checked already), so
+    /// there are at most a few problems whatever its size.
+    fn check_node(&self, shallow: &Validator, value: &Value) {
+        if shallow.is_valid(value) {
+            return;
+        }
+        for error in shallow.iter_errors(value) {
+            self.add(&error);
+            if self.stopped() {
+                break;
+            }
+        }
+    }
+}
+
+fn push_escaped(path: &mut String, segment: &str) {
+    for c in segment.chars() {
+        match c {
+            '~' => path.push_str("~0"),
+            '/' => path.push_str("~1"),
+            c => path.push(c),
+        }
+    }
+}
+
+/// Whether `value` has more than `limit` nodes (counting stops there).
+fn node_count_exceeds(value: &Value, limit: usize) -> bool {
+    fn count(value: &Value, left: &mut usize) -> bool {
+        if *left == 0 {
+            return true;
+        }
+        *left -= 1;
+        match value {
+            Value::Array(items) => items.iter().any(|v| count(v, left)),
+            Value::Object(members) => members.values().any(|v| count(v, left)),
+            _ => false,
+        }
+    }
+    let mut left = limit;
+    count(value, &mut left)
+}
+
+/// Reads one value by its plan. `None` once reading has stopped.
+#[derive(Clone, Copy)]
+struct Seed<'a> {
+    walk: &'a Walk,
+    /// `None`: unconstrained, read as is.
+    node: Option<&'a Node>,
+    /// A `null` here means "not given": kept out of the checks.
+    null_is_absent: bool,
+    /// At the root of arguments: the names that may not be dropped as null.
+    optional_nulls: Option<&'a Vec<String>>,
+}
+
+impl<'de> DeserializeSeed<'de> for Seed<'_> {
+    type Value = Option<Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<Value>, D::Error> {
+        if self.walk.stopped() {
+            IgnoredAny::deserialize(d)?;
+            return Ok(None);
+        }
+        match self.node {
+            None => Value::deserialize(d).map(Some),
+            Some(Node::Whole(validator)) => {
+                let value = Value::deserialize(d)?;
+                if !(self.null_is_absent && value.is_null()) {
+                    self.walk.check_whole(validator, &value);
+                }
+                Ok((!self.walk.stopped()).then_some(value))
+            }
+            Some(Node::Split(split)) => d.deserialize_any(SplitVisitor { seed: self, split }),
+        }
+    }
+}
+
+struct SplitVisitor<'a> {
+    seed: Seed<'a>,
+    split: &'a Split,
+}
+
+impl SplitVisitor<'_> {
+    /// A node whose members are read: its own keywords are checked last.
+    fn finish(&self, value: Value) -> Option<Value> {
+        let walk = self.seed.walk;
+        if !walk.stopped() {
+            walk.check_node(&self.split.shallow, &value);
+        }
+        (!walk.stopped()).then_some(value)
+    }
+
+    fn child<'s>(&'s self, node: Option<&'s Node>, null_is_absent: bool) -> Seed<'s> {
+        Seed {
+            walk: self.seed.walk,
+            node,
+            null_is_absent,
+            optional_nulls: None,
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for SplitVisitor<'_> {
+    type Value = Option<Value>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<Value>, A::Error> {
+        let mut members = Map::new();
+        while let Some(name) = map.next_key::<String>()? {
+            if members.contains_key(&name) {
+                self.seed.walk.repeated_name.set(true);
+            }
+            let droppable = self
+                .seed
+                .optional_nulls
+                .is_some_and(|required| !required.contains(&name));
+            let seed = self.child(self.split.member(&name), droppable);
+            let value = self
+                .seed
+                .walk
+                .at_member(&name, || map.next_value_seed(seed))?;
+            match value {
+                None => {
+                    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                    return Ok(None);
+                }
+                Some(Value::Null) if droppable => {}
+                Some(value) => {
+                    members.insert(name, value);
+                }
+            }
+        }
+        Ok(self.finish(Value::Object(members)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<Value>, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        let item_plan = self.split.items.as_deref();
+        loop {
+            let seed = self.child(item_plan, false);
+            let index = items.len();
+            match self
+                .seed
+                .walk
+                .at_item(index, || seq.next_element_seed(seed))?
+            {
+                None => break,
+                Some(None) => {
+                    while seq.next_element::<IgnoredAny>()?.is_some() {}
+                    return Ok(None);
+                }
+                Some(Some(item)) => items.push(item),
+            }
+        }
+        Ok(self.finish(Value::Array(items)))
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Option<Value>, E> {
+        Ok(self.finish(Value::Bool(v)))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Option<Value>, E> {
+        Ok(self.finish(Value::from(v)))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Option<Value>, E> {
+        Ok(self.finish(Value::from(v)))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Option<Value>, E> {
+        let number = serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number);
+        Ok(self.finish(number))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<Value>, E> {
+        Ok(self.finish(Value::from(v)))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Option<Value>, E> {
+        Ok(self.finish(Value::String(v)))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Option<Value>, E> {
+        if self.seed.null_is_absent {
+            return Ok(Some(Value::Null));
+        }
+        Ok(self.finish(Value::Null))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Option<Value>, E> {
+        self.visit_unit()
+    }
+}
