@@ -7,9 +7,8 @@
 use crate::check;
 use crate::from_json;
 use crate::result;
-use crate::rvalue::RValue;
+use crate::rvalue::{field, single_number, RValue};
 use crate::tool::{plan, ToolPlan};
-use crate::types::field;
 use extendr_api::prelude::*;
 use mcp_core::board::{Interrupt, Interrupter};
 use mcp_core::engine::{CallContext, Config, InputMode, Job, JobId, Outcome, Progress, ServerInfo};
@@ -172,7 +171,7 @@ fn config_from(options: RValue) -> Config {
             .as_single_string()
             .map(|s| s.into_owned())
     };
-    let number = |name: &str| check::single_number(field(options, name));
+    let number = |name: &str| single_number(field(options, name));
     Config {
         info: ServerInfo {
             name: text("name").unwrap_or_default(),
@@ -334,7 +333,7 @@ fn allowed(x: RValue) -> Option<http::security::Allowed> {
 /// The HTTP settings `mcp_server()` passes as a named list (checked there).
 fn http_options_from(options: RValue) -> http::Options {
     let defaults = http::Options::default();
-    let number = |name: &str| check::single_number(field(options, name));
+    let number = |name: &str| single_number(field(options, name));
     let count = |name: &str, default: usize| number(name).map_or(default, |n| n as usize);
     http::Options {
         host: field(options, "host")

@@ -9,9 +9,9 @@
 //! pointers, calls) are an error that names where they sit, e.g. `$model$env`.
 
 use crate::output::{Field, Kind, Node, Object};
-use crate::rvalue::{describe_type, RValue};
+use crate::rvalue::{describe_type, element, RValue};
 use base64::Engine as _;
-use extendr_ffi::{Rcomplex, COMPLEX, INTEGER, LOGICAL, RAW, REAL, SEXPTYPE, VECTOR_ELT};
+use extendr_ffi::{Rcomplex, COMPLEX, INTEGER, LOGICAL, RAW, REAL, SEXPTYPE};
 use jiff::tz::TimeZone;
 use mcp_core::time::civil_from_days;
 use std::fmt::Write as _;
@@ -792,11 +792,6 @@ impl Writer {
         }
         Ok(())
     }
-}
-
-fn element(x: RValue, i: usize) -> RValue {
-    // SAFETY: x is a VECSXP longer than i.
-    RValue(unsafe { VECTOR_ELT(x.0, i as isize) })
 }
 
 fn numeric_values(x: RValue) -> Option<Vec<f64>> {
