@@ -100,6 +100,11 @@ check install-deps tools/install-deps.sh
 # The vendored crates are exactly those of Cargo.lock (else `make vendor`).
 check vendor python3 tools/vendor.py check
 
+# No import circles between the modules of the extendr crate
+# (tools/module-cycles.py, itself tested first).
+check module-cycles-tool python3 -m unittest tools/test_module_cycles.py
+check module-cycles-mcpserver python3 tools/module-cycles.py src/rust/mcpserver/src
+
 if has_component rustfmt; then
   check rust-fmt cargo fmt --manifest-path src/rust/Cargo.toml --all -- --check
 else
