@@ -6,7 +6,7 @@
 
 use extendr_ffi::{
     cetype_t, R_ClassSymbol, R_DimSymbol, R_LevelsSymbol, R_NaString, R_NamesSymbol, R_NilValue,
-    Rf_getAttrib, Rf_install, Rf_xlength, LENGTH, LOGICAL, REAL, R_CHAR, SEXP, SEXPTYPE,
+    Rf_getAttrib, Rf_install, Rf_xlength, INTEGER, LENGTH, LOGICAL, REAL, R_CHAR, SEXP, SEXPTYPE,
     STRING_ELT, TYPEOF, VECTOR_ELT,
 };
 use std::borrow::Cow;
@@ -179,7 +179,7 @@ pub fn single_number(x: RValue) -> Option<f64> {
     // SAFETY: one element of a vector of the matching type.
     let v = match x.kind() {
         SEXPTYPE::REALSXP => unsafe { *REAL(x.0) },
-        SEXPTYPE::INTSXP => match unsafe { *extendr_ffi::INTEGER(x.0) } {
+        SEXPTYPE::INTSXP => match unsafe { *INTEGER(x.0) } {
             i32::MIN => return None,
             i => i as f64,
         },
@@ -213,6 +213,23 @@ fn names_unique(x: RValue) -> bool {
 /// non-empty names.
 pub fn is_json_object(x: RValue) -> bool {
     is_list(x) && !x.has_class() && (x.len() == 0 || (names_complete(x) && names_unique(x)))
+}
+
+/// The numbers of an integer or double vector as doubles (integer `NA` as
+/// `NaN`); `None` for any other type.
+pub fn numeric_values(x: RValue) -> Option<Vec<f64>> {
+    match x.kind() {
+        SEXPTYPE::REALSXP => {
+            Some(unsafe { std::slice::from_raw_parts(REAL(x.0), x.len()) }.to_vec())
+        }
+        SEXPTYPE::INTSXP => Some(
+            unsafe { std::slice::from_raw_parts(INTEGER(x.0), x.len()) }
+                .iter()
+                .map(|&v| if v == i32::MIN { f64::NAN } else { v as f64 })
+                .collect(),
+        ),
+        _ => None,
+    }
 }
 
 /// A readable name for an R type in error messages.
