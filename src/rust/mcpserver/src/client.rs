@@ -122,7 +122,7 @@ impl McpClientProcess {
                     return List::from_pairs(vec![("closed", Robj::from(true))]).into()
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if crate::server::interrupt_pending() {
+                    if crate::interrupt::interrupt_pending() {
                         return List::from_pairs(vec![("interrupted", Robj::from(true))]).into();
                     }
                     if Instant::now() >= deadline {
@@ -213,7 +213,7 @@ impl McpClientHttp {
                     return List::from_pairs(vec![("closed", Robj::from(true))]).into()
                 }
                 Received::Timeout => {
-                    if crate::server::interrupt_pending() {
+                    if crate::interrupt::interrupt_pending() {
                         return List::from_pairs(vec![("interrupted", Robj::from(true))]).into();
                     }
                     if Instant::now() >= deadline {

@@ -4,103 +4,26 @@
 //! tool call, R runs the handler, and `complete_*()` hands the outcome back.
 //! Only this thread touches R; the engine's threads exchange plain Rust data.
 
+mod options;
+
 use crate::check;
 use crate::from_json;
+use crate::interrupt::{interrupt_pending, r_interrupter};
 use crate::result;
-use crate::rvalue::{field, single_number, RValue};
+use crate::rvalue::{field, RValue};
 use crate::tool::{plan, ToolPlan};
 use extendr_api::prelude::*;
-use mcp_core::board::{Interrupt, Interrupter};
-use mcp_core::engine::{CallContext, Config, InputMode, Job, JobId, Outcome, Progress, ServerInfo};
-use mcp_core::http;
+use mcp_core::board::Interrupt;
+use mcp_core::engine::{CallContext, InputMode, Job, JobId, Outcome, Progress};
 use mcp_core::logging::LogLevel;
 use mcp_core::registry::{Entry, Registry};
 use mcp_core::result::ToolResult;
 use mcp_core::server::{Answer, Polled, Server};
+use options::{config_from, http_options_from};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::os::raw::{c_int, c_void};
 use std::sync::mpsc;
 use std::time::Duration;
-
-extern "C" {
-    fn R_ToplevelExec(fun: Option<unsafe extern "C" fn(*mut c_void)>, data: *mut c_void) -> c_int;
-    fn R_CheckUserInterrupt();
-    /// R's flag for an interrupt its SIGINT handler has seen and R has not
-    /// acted on yet (exported by libR; R_ext/GraphicsDevice.h).
-    static mut R_interrupts_pending: c_int;
-}
-
-unsafe extern "C" fn check_interrupt(_: *mut c_void) {
-    R_CheckUserInterrupt();
-}
-
-/// Whether an interrupt (Ctrl-C, or one the server sent) is pending. The
-/// check consumes it; R's jump ends inside `R_ToplevelExec`, so no Rust
-/// frame is skipped.
-pub fn interrupt_pending() -> bool {
-    // SAFETY: called on R's main thread from inside a .Call.
-    unsafe { R_ToplevelExec(Some(check_interrupt), std::ptr::null_mut()) == 0 }
-}
-
-/// Interrupts R's main thread: SIGINT reaches R's own handler there, which
-/// sets R's interrupt flag and wakes blocking calls such as `Sys.sleep()`.
-fn send_interrupt(r_thread: libc::pthread_t) {
-    // SAFETY: the R main thread outlives the server.
-    unsafe {
-        libc::pthread_kill(r_thread, libc::SIGINT);
-    }
-}
-
-/// Settles an interrupt the server sent for a job that is ending, on R's
-/// main thread, so it cannot reach whatever R does next. The SIGINT was
-/// queued for this thread before the job could end (the board sends it
-/// under the lock its `end` holds while calling this); returning from a
-/// system call runs the handler of a signal pending for the thread, so after
-/// `sigpending()` R's handler has set its flag, which is then cleared.
-fn settle_interrupt() {
-    // SAFETY: R's main thread (the board calls this as the job ends, from
-    // a `complete_*()` .Call); plain signal-set calls on local sets.
-    unsafe {
-        let mut pending: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut pending);
-        libc::sigpending(&mut pending);
-        if libc::sigismember(&pending, libc::SIGINT) == 1 {
-            // SIGINT is blocked here just now, so it is still queued:
-            // take it off the queue instead.
-            let mut sigint: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut sigint);
-            libc::sigaddset(&mut sigint, libc::SIGINT);
-            take_pending(&sigint);
-        }
-        R_interrupts_pending = 0;
-    }
-}
-
-/// Takes a blocked signal of `set` that `sigpending()` reported off the
-/// queue, without waiting.
-///
-/// # Safety
-/// `set` must hold a signal that is pending and blocked in this thread.
-#[cfg(not(target_vendor = "apple"))]
-unsafe fn take_pending(set: &libc::sigset_t) {
-    let now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    libc::sigtimedwait(set, std::ptr::null_mut(), &now);
-}
-
-/// macOS has no `sigtimedwait()`; `sigwait()` returns at once for a signal
-/// that is already pending.
-///
-/// # Safety
-/// As above: without a pending signal of `set` it would block.
-#[cfg(target_vendor = "apple")]
-unsafe fn take_pending(set: &libc::sigset_t) {
-    let mut taken: c_int = 0;
-    libc::sigwait(set, &mut taken);
-}
 
 /// Text a client sent (say, why it could not ask the user) for R, which
 /// cannot hold a NUL character in a string: NUL is shown escaped.
@@ -162,33 +85,6 @@ const NESTED_INPUT: &str = "the call came from mcp_client() in the R session tha
      process, or call it with protocol_version = \"2026-07-28\", whose input rounds \
      mcp_client() answers";
 
-/// The server settings `mcp_server()` passes as a named list (checked
-/// there): `name`, `version`, `title`, `instructions`, `max_message_size`,
-/// `timeout`, `queue_timeout`, `request_state_key`, `request_state_store`.
-fn config_from(options: RValue) -> Config {
-    let text = |name: &str| {
-        field(options, name)
-            .as_single_string()
-            .map(|s| s.into_owned())
-    };
-    let number = |name: &str| single_number(field(options, name));
-    Config {
-        info: ServerInfo {
-            name: text("name").unwrap_or_default(),
-            version: text("version").unwrap_or_default(),
-            title: text("title"),
-        },
-        instructions: text("instructions"),
-        max_message_bytes: number("max_message_size")
-            .map_or(Config::default().max_message_bytes, |n| n as usize),
-        default_timeout: number("timeout").map(check::seconds),
-        queue_timeout: number("queue_timeout").map(check::seconds),
-        request_state_key: text("request_state_key").map(String::into_bytes),
-        request_state_store: text("request_state_store").map(std::path::PathBuf::from),
-        ..Config::default()
-    }
-}
-
 /// The engine's definitions and the bridge's call plans of `specs` (the
 /// definitions `tool()` stored), or the error for R to raise.
 /// The registry of the tools in `specs` and, when `mcp_server()` wrote a
@@ -226,13 +122,6 @@ fn plan_one(spec: &Robj) -> Result<(mcp_core::tool::ToolDef, ToolCall), String> 
             output,
         },
     ))
-}
-
-/// How the server interrupts R's main thread (this .Call runs on it).
-fn r_interrupter() -> Interrupter {
-    // SAFETY: pthread_self on R's main thread (the .Call runs there).
-    let r_thread = unsafe { libc::pthread_self() };
-    Interrupter::new(move || send_interrupt(r_thread), settle_interrupt)
 }
 
 fn serving(server: Server, tools: HashMap<usize, ToolCall>) -> Robj {
@@ -309,68 +198,6 @@ fn elicitation_request(message: &Robj, schema: &Robj) -> Result<serde_json::Valu
         "method": "elicitation/create",
         "params": { "message": message, "requestedSchema": requested },
     }))
-}
-
-/// The strings of a character vector (`NULL`: none).
-fn strings(x: RValue) -> Vec<String> {
-    (0..x.len())
-        .filter_map(|i| x.string(i).map(|s| s.into_owned()))
-        .collect()
-}
-
-/// An allow-list from R: `NULL` for the default, `"*"` for no check.
-fn allowed(x: RValue) -> Option<http::security::Allowed> {
-    if x.is_null() {
-        return None;
-    }
-    let names = strings(x);
-    if names.iter().any(|n| n == "*") {
-        return Some(http::security::Allowed::Any);
-    }
-    Some(http::security::Allowed::List(names))
-}
-
-/// The HTTP settings `mcp_server()` passes as a named list (checked there).
-fn http_options_from(options: RValue) -> http::Options {
-    let defaults = http::Options::default();
-    let number = |name: &str| single_number(field(options, name));
-    let count = |name: &str, default: usize| number(name).map_or(default, |n| n as usize);
-    http::Options {
-        host: field(options, "host")
-            .as_single_string()
-            .map_or(defaults.host.clone(), |s| s.into_owned()),
-        port: number("port").map_or(defaults.port, |n| n as u16),
-        path: field(options, "path")
-            .as_single_string()
-            .map_or(defaults.path.clone(), |s| s.into_owned()),
-        allowed_hosts: allowed(field(options, "allowed_hosts")),
-        allowed_origins: allowed(field(options, "allowed_origins")),
-        bearer_tokens: strings(field(options, "bearer_tokens")),
-        token_check: number("token_handler").map(|handler| http::tokens::TokenCheck {
-            handler: handler as usize,
-            cache_for: number("bearer_cache").map_or(Duration::ZERO, check::seconds),
-            time_limit: number("bearer_timeout").map_or(Duration::from_secs(10), check::seconds),
-            per_peer: count("bearer_checks_per_peer", http::tokens::CHECKS_PER_PEER),
-        }),
-        resource: field(options, "resource")
-            .as_single_string()
-            .map(|s| s.into_owned()),
-        authorization_servers: strings(field(options, "authorization_servers")),
-        max_body_bytes: count("max_body_size", defaults.max_body_bytes),
-        max_header_bytes: count("max_header_size", defaults.max_header_bytes),
-        max_sessions: count("max_sessions", defaults.max_sessions),
-        max_sessions_per_client: count("max_sessions_per_client", defaults.max_sessions_per_client),
-        max_streams: count("max_streams", defaults.max_streams),
-        max_streams_per_client: count("max_streams_per_client", defaults.max_streams_per_client),
-        max_connections: count("max_connections", defaults.max_connections),
-        idle_timeout: number("idle_timeout").map_or(defaults.idle_timeout, check::seconds),
-        body_timeout: number("body_timeout").map_or(defaults.body_timeout, check::seconds),
-        session_idle: number("session_timeout").map_or(defaults.session_idle, check::seconds),
-        task_id_prefix: field(options, "task_id_prefix")
-            .as_single_string()
-            .map_or_else(String::new, |s| s.into_owned()),
-        ..defaults
-    }
 }
 
 /// Starts serving Streamable HTTP. Returns the server, or an error for R
