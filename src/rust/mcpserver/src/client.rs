@@ -2,7 +2,7 @@
 //! stdout as pipes, exchanged line by line, or a server's Streamable HTTP
 //! endpoint (see `mcp_core::http_client`), exchanged message by message.
 //! Both offer R the same methods. The protocol itself is spoken in R
-//! (`R/client.R`); this side owns the process or the connections and the
+//! (`R/mcp_client.R`); this side owns the process or the connections and the
 //! threads that read them, so R never blocks on anything it cannot
 //! interrupt.
 
