@@ -5,6 +5,10 @@
 
 use mcp_core::board::Interrupter;
 use std::os::raw::{c_int, c_void};
+use std::time::Duration;
+
+/// How often a waiting `poll()` looks for Ctrl-C.
+pub const INTERRUPT_TICK: Duration = Duration::from_millis(20);
 
 extern "C" {
     fn R_ToplevelExec(fun: Option<unsafe extern "C" fn(*mut c_void)>, data: *mut c_void) -> c_int;

@@ -1,5 +1,6 @@
 //! Reading R values through R's C API: types, attributes, classes,
-//! strings, list fields and the predicates on single values. Everything here runs on R's main thread, inside a `.Call`.
+//! strings, list fields and the predicates on single values. Everything
+//! here runs on R's main thread, inside a `.Call`.
 //!
 //! Reading never allocates R memory and never raises an R error, so no R
 //! longjmp can cross Rust frames.
