@@ -105,6 +105,10 @@ check vendor python3 tools/vendor.py check
 check module-cycles-tool python3 -m unittest tools/test_module_cycles.py
 check module-cycles-mcpserver python3 tools/module-cycles.py src/rust/mcpserver/src
 
+# Every file and folder ARCHITECTURE.md names exists (the checker tested first).
+check architecture-tool python3 -m unittest tools/test_check_architecture.py
+check architecture-paths python3 tools/check-architecture.py
+
 if has_component rustfmt; then
   check rust-fmt cargo fmt --manifest-path src/rust/Cargo.toml --all -- --check
 else
