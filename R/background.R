@@ -143,7 +143,7 @@ background_stop <- function(state) {
 # R function is on the stack but this one. Otherwise it looks again a tick
 # later (it is woken only then: a command may pump events for long). A
 # `nested` service runs the calls at once: mcp_client() waits for an answer
-# from this session's own server (see R/client.R).
+# from this session's own server (see R/mcp_client.R).
 background_service <- function(nested = FALSE) {
   state <- the$background
   if (is.null(state)) return(invisible())

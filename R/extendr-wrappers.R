@@ -522,7 +522,7 @@ McpClientHttp$url <- function() .Call(wrap__McpClientHttp__url, self)
 #'
 #'\subsection{Method `serving_nested`}{
 #'Whether the calls R runs now were started by `mcp_client()` waiting
-#'for this server in the same session (R/client.R): such a call
+#'for this server in the same session (R/mcp_client.R): such a call
 #'cannot wait for that client's answer to a question (it would wait
 #'for ever), so asking fails at once with the reason.
 #' \subsection{noRd}{

@@ -345,7 +345,7 @@ serve_calls <- function(server, served, pool) {
 
 # A tool that calls quit() or q() ends the process inside its call, where no
 # R code of the server runs again, except exit finalizers: this one answers
-# the call (see McpServer$exiting() in src/rust/mcpserver/src/server.rs).
+# the call (see McpServer$exiting() in src/rust/mcpserver/src/server/mod.rs).
 # Registered once per session, on an object that lives as long as it.
 watch_for_exit <- function() {
   if (!is.null(the$exit_watch)) return(invisible())

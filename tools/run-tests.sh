@@ -100,10 +100,17 @@ check install-deps tools/install-deps.sh
 # The vendored crates are exactly those of Cargo.lock (else `make vendor`).
 check vendor python3 tools/vendor.py check
 
-# mcp-core has no import circles, and its layers depend one way (see
-# src/rust/mcp-core/src/lib.rs).
-check rust-import-circles python3 tools/import-circles.py src/rust/mcp-core \
-  --layers util,protocol,stores,engine,client,transport
+# No import circles between the modules of either crate, and mcp-core's
+# layers depend one way (see src/rust/mcp-core/src/lib.rs); the checker,
+# tools/module-cycles.py, is tested first.
+check module-cycles-tool python3 -m unittest tools/test_module_cycles.py
+check module-cycles-mcp-core python3 tools/module-cycles.py src/rust/mcp-core/src \
+  --layers=util,protocol,stores,engine,client,transport
+check module-cycles-mcpserver python3 tools/module-cycles.py src/rust/mcpserver/src
+
+# Every file and folder ARCHITECTURE.md names exists (the checker tested first).
+check architecture-tool python3 -m unittest tools/test_check_architecture.py
+check architecture-paths python3 tools/check-architecture.py
 
 if has_component rustfmt; then
   check rust-fmt cargo fmt --manifest-path src/rust/Cargo.toml --all -- --check

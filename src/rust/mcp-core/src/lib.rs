@@ -3,7 +3,7 @@
 //! Everything here is plain Rust with no R. The crate is laid out by layer,
 //! each a folder whose module doc says what it owns and what it may use;
 //! dependencies point one way, from the top of this list to the bottom
-//! (`tools/import-circles.py` checks it):
+//! (`tools/module-cycles.py --layers` checks it):
 //!
 //! - [`transport`]: the running server ([`transport::server::Server`], which
 //!   the R bindings in the `mcpserver` crate drive), stdio, Streamable HTTP

@@ -43,7 +43,7 @@ fn bridge_run_(
         input,
         output,
         options,
-        crate::server::interrupt_pending,
+        crate::interrupt::interrupt_pending,
         |problem| eprintln!("mcp_bridge(): {problem}"),
     );
     guard.restore();

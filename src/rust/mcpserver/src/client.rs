@@ -2,7 +2,7 @@
 //! stdout as pipes, exchanged line by line, or a server's Streamable HTTP
 //! endpoint (see `mcp_core::client::http_client`), exchanged message by message.
 //! Both offer R the same methods. The protocol itself is spoken in R
-//! (`R/client.R`); this side owns the process or the connections and the
+//! (`R/mcp_client.R`); this side owns the process or the connections and the
 //! threads that read them, so R never blocks on anything it cannot
 //! interrupt.
 
@@ -122,7 +122,7 @@ impl McpClientProcess {
                     return List::from_pairs(vec![("closed", Robj::from(true))]).into()
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if crate::server::interrupt_pending() {
+                    if crate::interrupt::interrupt_pending() {
                         return List::from_pairs(vec![("interrupted", Robj::from(true))]).into();
                     }
                     if Instant::now() >= deadline {
@@ -213,7 +213,7 @@ impl McpClientHttp {
                     return List::from_pairs(vec![("closed", Robj::from(true))]).into()
                 }
                 Received::Timeout => {
-                    if crate::server::interrupt_pending() {
+                    if crate::interrupt::interrupt_pending() {
                         return List::from_pairs(vec![("interrupted", Robj::from(true))]).into();
                     }
                     if Instant::now() >= deadline {

@@ -5,10 +5,11 @@
 //! one that was forged or edited afterwards becomes a tool error, not a bad
 //! message.
 
-use crate::check::{self, is_json_object, is_non_empty_string, is_single_string, single_number};
-use crate::rvalue::RValue;
+use crate::check;
+use crate::rvalue::{
+    element, field, is_json_object, is_non_empty_string, is_single_string, single_number, RValue,
+};
 use crate::to_json;
-use crate::types::field;
 use extendr_api::prelude::*;
 use extendr_ffi::SEXPTYPE;
 use mcp_core::engine::result::{Block, Content, ResourceBody};
@@ -194,7 +195,7 @@ fn read_annotations(x: RValue) -> Result<Option<Map<String, Value>>, String> {
     let mut last_modified = None;
     for i in 0..x.len() {
         let key = names.string(i).unwrap_or_default().into_owned();
-        let value = crate::types::element(x, i);
+        let value = element(x, i);
         match key.as_str() {
             "lastModified" => {
                 return Err(

@@ -3,9 +3,8 @@
 //! their answers turned into R values.
 
 use crate::from_json::{self, Shape};
-use crate::rvalue::RValue;
+use crate::rvalue::{field, RValue};
 use crate::to_json;
-use crate::types::field;
 use extendr_api::prelude::*;
 use mcp_core::engine::{is_answer_to, INPUT_METHODS};
 use serde_json::{json, Value};

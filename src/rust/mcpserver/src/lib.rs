@@ -11,6 +11,7 @@ mod client;
 mod content;
 mod from_json;
 mod input;
+mod interrupt;
 mod json;
 mod output;
 mod resource;

@@ -1,12 +1,11 @@
 //! Tool results: the checks `tool_result()` runs, and turning whatever a
 //! tool returned into the result the protocol engine sends.
 
-use crate::check::{self, is_flag, is_json_object};
+use crate::check;
 use crate::content::{read_block, read_meta};
 use crate::output::Node;
-use crate::rvalue::RValue;
+use crate::rvalue::{element, field, flag_value, is_flag, is_json_object, RValue};
 use crate::to_json;
-use crate::types::{element, field};
 use extendr_api::prelude::*;
 use extendr_ffi::SEXPTYPE;
 use mcp_core::engine::result::{Block, ToolResult};
@@ -244,7 +243,7 @@ fn from_tool_result(x: RValue, class: &str, output: Option<&Node>) -> Result<Too
     Ok(ToolResult {
         content: blocks,
         structured,
-        is_error: check::flag_value(is_error),
+        is_error: flag_value(is_error),
         meta: read_meta(field(x, "meta"))?,
     })
 }

@@ -1,14 +1,17 @@
-//! Reading R values through R's C API: types, attributes, classes and
-//! strings. Everything here runs on R's main thread, inside a `.Call`.
+//! Reading R values through R's C API: types, attributes, classes,
+//! strings, list fields and the predicates on single values. Everything
+//! here runs on R's main thread, inside a `.Call`.
 //!
 //! Reading never allocates R memory and never raises an R error, so no R
 //! longjmp can cross Rust frames.
 
 use extendr_ffi::{
     cetype_t, R_ClassSymbol, R_DimSymbol, R_LevelsSymbol, R_NaString, R_NamesSymbol, R_NilValue,
-    Rf_getAttrib, Rf_install, Rf_xlength, LENGTH, R_CHAR, SEXP, SEXPTYPE, STRING_ELT, TYPEOF,
+    Rf_getAttrib, Rf_install, Rf_xlength, INTEGER, LENGTH, LOGICAL, REAL, R_CHAR, SEXP, SEXPTYPE,
+    STRING_ELT, TYPEOF, VECTOR_ELT,
 };
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::ffi::CString;
 
 #[allow(improper_ctypes)]
@@ -128,6 +131,106 @@ pub unsafe fn char_to_str(c: SEXP) -> Option<Cow<'static, str>> {
         Ok(s) => Cow::Borrowed(s),
         Err(_) => String::from_utf8_lossy(bytes),
     })
+}
+
+/// Field `name` of an R list, or `NULL`.
+pub fn field(x: RValue, name: &str) -> RValue {
+    let names = x.names();
+    if x.kind() != SEXPTYPE::VECSXP || names.kind() != SEXPTYPE::STRSXP {
+        return null();
+    }
+    for i in 0..names.len() {
+        if names.string(i).as_deref() == Some(name) {
+            // SAFETY: x is a VECSXP longer than i.
+            return RValue(unsafe { VECTOR_ELT(x.0, i as isize) });
+        }
+    }
+    null()
+}
+
+/// Element `i` of an R list.
+pub fn element(x: RValue, i: usize) -> RValue {
+    // SAFETY: callers pass a VECSXP longer than i.
+    RValue(unsafe { VECTOR_ELT(x.0, i as isize) })
+}
+
+pub fn is_single_string(x: RValue) -> bool {
+    x.as_single_string().is_some()
+}
+
+pub fn is_non_empty_string(x: RValue) -> bool {
+    x.as_single_string().is_some_and(|s| !s.is_empty())
+}
+
+/// `TRUE` or `FALSE` (not `NA`).
+pub fn is_flag(x: RValue) -> bool {
+    // SAFETY: reading one element of a length-1 logical vector.
+    x.kind() == SEXPTYPE::LGLSXP && x.len() == 1 && unsafe { *LOGICAL(x.0) } != i32::MIN
+}
+
+pub fn flag_value(x: RValue) -> bool {
+    is_flag(x) && unsafe { *LOGICAL(x.0) } == 1
+}
+
+/// A single finite number (integer or double).
+pub fn single_number(x: RValue) -> Option<f64> {
+    if x.len() != 1 || x.has_class() {
+        return None;
+    }
+    // SAFETY: one element of a vector of the matching type.
+    let v = match x.kind() {
+        SEXPTYPE::REALSXP => unsafe { *REAL(x.0) },
+        SEXPTYPE::INTSXP => match unsafe { *INTEGER(x.0) } {
+            i32::MIN => return None,
+            i => i as f64,
+        },
+        _ => return None,
+    };
+    v.is_finite().then_some(v)
+}
+
+pub fn is_list(x: RValue) -> bool {
+    x.kind() == SEXPTYPE::VECSXP
+}
+
+/// A list that is empty or whose elements all have non-empty names.
+pub fn is_named_list(x: RValue) -> bool {
+    is_list(x) && (x.len() == 0 || names_complete(x))
+}
+
+fn names_complete(x: RValue) -> bool {
+    let names = x.names();
+    names.kind() == SEXPTYPE::STRSXP
+        && (0..names.len()).all(|i| names.string(i).is_some_and(|n| !n.is_empty()))
+}
+
+fn names_unique(x: RValue) -> bool {
+    let names = x.names();
+    let mut seen = HashSet::new();
+    (0..names.len()).all(|i| seen.insert(names.string(i).unwrap_or_default().into_owned()))
+}
+
+/// What becomes a JSON object: an unclassed list, empty or with unique,
+/// non-empty names.
+pub fn is_json_object(x: RValue) -> bool {
+    is_list(x) && !x.has_class() && (x.len() == 0 || (names_complete(x) && names_unique(x)))
+}
+
+/// The numbers of an integer or double vector as doubles (integer `NA` as
+/// `NaN`); `None` for any other type.
+pub fn numeric_values(x: RValue) -> Option<Vec<f64>> {
+    match x.kind() {
+        SEXPTYPE::REALSXP => {
+            Some(unsafe { std::slice::from_raw_parts(REAL(x.0), x.len()) }.to_vec())
+        }
+        SEXPTYPE::INTSXP => Some(
+            unsafe { std::slice::from_raw_parts(INTEGER(x.0), x.len()) }
+                .iter()
+                .map(|&v| if v == i32::MIN { f64::NAN } else { v as f64 })
+                .collect(),
+        ),
+        _ => None,
+    }
 }
 
 /// A readable name for an R type in error messages.

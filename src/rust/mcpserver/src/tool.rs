@@ -1,11 +1,14 @@
 //! Tool definitions: the checks `tool()` runs, and the definition a client
 //! receives for each protocol revision.
 
-use crate::check::{self, is_flag, is_list, is_named_list, is_single_string, single_number};
+use crate::check;
 use crate::content::{json_value, read_meta};
 use crate::from_json::Shape;
-use crate::rvalue::RValue;
-use crate::types::{self, element, field, object_schema, TypeNode, TypeSpec};
+use crate::rvalue::{
+    element, field, flag_value, is_flag, is_list, is_named_list, is_single_string, single_number,
+    RValue,
+};
+use crate::types::{self, object_schema, TypeNode, TypeSpec};
 use extendr_api::prelude::*;
 use extendr_ffi::SEXPTYPE;
 use mcp_core::protocol::revision::Revision;
@@ -146,7 +149,7 @@ impl ToolArgs {
                 types::is_type(arg),
                 "Each entry in `arguments` must be a mcpserver or compatible ellmer type helper.",
             )?;
-            keep.push(types::field(arg, "kind").as_single_string().as_deref() != Some("ignore"));
+            keep.push(field(arg, "kind").as_single_string().as_deref() != Some("ignore"));
         }
         self.check_formals(&keep)?;
         let annotations = tool_annotations(self.annotations)?;
@@ -348,7 +351,7 @@ pub fn plan(spec: RValue) -> Result<ToolPlan, String> {
             nodes.push((arg_names.string(i).unwrap_or_default().into_owned(), node));
         }
     }
-    let convert = check::flag_value(field(spec, "convert")) || field(spec, "convert").is_null();
+    let convert = flag_value(field(spec, "convert")) || field(spec, "convert").is_null();
     let mut shapes: Vec<(String, Shape)> = nodes
         .iter()
         .map(|(n, t)| (n.clone(), if convert { t.shape() } else { Shape::Raw }))

@@ -4,10 +4,10 @@
 
 use crate::check;
 use crate::from_json::Shape;
-use crate::rvalue::RValue;
+use crate::rvalue::{element, field, is_flag, is_named_list, is_single_string, RValue};
 use crate::to_json;
 use extendr_api::prelude::*;
-use extendr_ffi::{SEXPTYPE, VECTOR_ELT};
+use extendr_ffi::SEXPTYPE;
 use serde_json::{json, Map, Value};
 
 /// One type helper, parsed.
@@ -43,27 +43,6 @@ pub enum TypeSpec {
     /// `type_from_schema()`: used verbatim.
     Schema(Value),
     Ignore,
-}
-
-/// Field `name` of an R list, or `NULL`.
-pub fn field(x: RValue, name: &str) -> RValue {
-    let names = x.names();
-    if x.kind() != SEXPTYPE::VECSXP || names.kind() != SEXPTYPE::STRSXP {
-        return crate::rvalue::null();
-    }
-    for i in 0..names.len() {
-        if names.string(i).as_deref() == Some(name) {
-            // SAFETY: x is a VECSXP longer than i.
-            return RValue(unsafe { VECTOR_ELT(x.0, i as isize) });
-        }
-    }
-    crate::rvalue::null()
-}
-
-/// Element `i` of an R list.
-pub fn element(x: RValue, i: usize) -> RValue {
-    // SAFETY: callers pass a VECSXP longer than i.
-    RValue(unsafe { VECTOR_ELT(x.0, i as isize) })
 }
 
 fn flag(x: RValue, default: bool) -> bool {
@@ -524,9 +503,9 @@ mod tests {
 #[extendr]
 fn check_type_args_(description: Robj, required: Robj) -> Robj {
     let description = RValue::of(&description);
-    let result = if !(description.is_null() || check::is_single_string(description)) {
+    let result = if !(description.is_null() || is_single_string(description)) {
         Err("`description` must be a single string.".to_string())
-    } else if !check::is_flag(RValue::of(&required)) {
+    } else if !is_flag(RValue::of(&required)) {
         Err("`required` must be TRUE or FALSE.".to_string())
     } else {
         Ok(())
@@ -563,7 +542,7 @@ fn check_items_(items: Robj) -> Robj {
 fn check_properties_(properties: Robj) -> Robj {
     let props = RValue::of(&properties);
     let result = (|| {
-        if props.len() > 0 && !check::is_named_list(props) {
+        if props.len() > 0 && !is_named_list(props) {
             return Err("Object properties must be supplied as named type helpers.".to_string());
         }
         for i in 0..props.len() {

@@ -7,19 +7,22 @@
 //! row-major, dates and times as ISO 8601, raw vectors as base64, named lists
 //! as objects. Values JSON cannot hold (environments, functions, external
 //! pointers, calls) are an error that names where they sit, e.g. `$model$env`.
+//!
+//! Atomic vectors are written element by element in [`atoms`], dates and
+//! times in [`time`]. The writer itself, plain and schema-directed, is one
+//! module because the two call each other (a data frame is written as rows
+//! directed by an empty schema; parts a schema leaves open, plainly).
+
+mod atoms;
+mod time;
 
 use crate::output::{Field, Kind, Node, Object};
-use crate::rvalue::{describe_type, RValue};
+use crate::rvalue::{describe_type, element, RValue};
+use atoms::{write_str, Atomic};
 use base64::Engine as _;
-use extendr_ffi::{Rcomplex, COMPLEX, INTEGER, LOGICAL, RAW, REAL, SEXPTYPE, VECTOR_ELT};
-use jiff::tz::TimeZone;
-use mcp_core::util::time::civil_from_days;
+use extendr_ffi::{INTEGER, RAW, SEXPTYPE};
 use std::fmt::Write as _;
-
-/// Integral doubles below this magnitude are written as integer literals
-/// (exactly: every integral double is an integer); larger ones in exponent
-/// form, which is shorter.
-const INTEGER_LITERAL_LIMIT: f64 = 1e17;
+use time::posixlt_texts;
 
 /// Lists nested deeper than this are refused (R itself allows more, but no
 /// client wants it and it keeps the recursion bounded).
@@ -728,89 +731,26 @@ impl Writer {
 
     /// POSIXlt holds its fields in a list; each element becomes an ISO string.
     fn posixlt(&mut self, x: RValue) -> Result<(), MapError> {
-        let field = |name: &str| -> Option<Vec<f64>> {
-            let names = x.names();
-            let at = (0..names.len()).find(|&i| names.string(i).as_deref() == Some(name))?;
-            numeric_values(element(x, at))
-        };
-        let (Some(sec), Some(min), Some(hour), Some(mday), Some(mon), Some(year)) = (
-            field("sec"),
-            field("min"),
-            field("hour"),
-            field("mday"),
-            field("mon"),
-            field("year"),
-        ) else {
+        let Some(texts) = posixlt_texts(x) else {
             return Err(self.error("a malformed POSIXlt value".into()));
         };
-        let gmtoff = field("gmtoff");
-        let utc = tz_name(x).as_deref().is_some_and(is_utc_name);
-        let n = sec.len();
-        let boxed = n != 1 || x.inherits("AsIs");
+        let boxed = texts.len() != 1 || x.inherits("AsIs");
         if boxed {
             self.out.push('[');
         }
-        for i in 0..n {
+        for (i, text) in texts.iter().enumerate() {
             if i > 0 {
                 self.out.push(',');
             }
-            let parts = [
-                year[i % year.len()],
-                mon[i % mon.len()],
-                mday[i % mday.len()],
-                hour[i % hour.len()],
-                min[i % min.len()],
-                sec[i],
-            ];
-            if parts.iter().any(|v| !v.is_finite()) {
-                self.out.push_str("null");
-                continue;
+            match text {
+                Some(text) => write_str(&mut self.out, text),
+                None => self.out.push_str("null"),
             }
-            let offset = if utc {
-                Some(0)
-            } else {
-                gmtoff
-                    .as_ref()
-                    .map(|g| g[i % g.len()])
-                    .filter(|g| g.is_finite())
-                    .map(|g| g as i32)
-            };
-            let text = format_civil(
-                parts[0] as i64 + 1900,
-                parts[1] as u32 + 1,
-                parts[2] as u32,
-                parts[3] as u32,
-                parts[4] as u32,
-                parts[5],
-                offset,
-                utc,
-            );
-            write_str(&mut self.out, &text);
         }
         if boxed {
             self.out.push(']');
         }
         Ok(())
-    }
-}
-
-fn element(x: RValue, i: usize) -> RValue {
-    // SAFETY: x is a VECSXP longer than i.
-    RValue(unsafe { VECTOR_ELT(x.0, i as isize) })
-}
-
-fn numeric_values(x: RValue) -> Option<Vec<f64>> {
-    match x.kind() {
-        SEXPTYPE::REALSXP => {
-            Some(unsafe { std::slice::from_raw_parts(REAL(x.0), x.len()) }.to_vec())
-        }
-        SEXPTYPE::INTSXP => Some(
-            unsafe { std::slice::from_raw_parts(INTEGER(x.0), x.len()) }
-                .iter()
-                .map(|&v| if v == i32::MIN { f64::NAN } else { v as f64 })
-                .collect(),
-        ),
-        _ => None,
     }
 }
 
@@ -852,303 +792,6 @@ impl Column {
     }
 }
 
-/// A time zone for POSIXct values: their `tzone` attribute, or the
-/// session's zone when it is empty or missing.
-fn tz_name(x: RValue) -> Option<String> {
-    let tz = x.attr_named("tzone");
-    if tz.kind() == SEXPTYPE::STRSXP && tz.len() >= 1 {
-        tz.string(0)
-            .map(|s| s.into_owned())
-            .filter(|s| !s.is_empty())
-    } else {
-        None
-    }
-}
-
-/// Zone names written with `Z`.
-fn is_utc_name(name: &str) -> bool {
-    matches!(name, "UTC" | "GMT" | "Etc/UTC" | "Etc/GMT" | "Z")
-}
-
-fn time_zone(x: RValue) -> (TimeZone, bool) {
-    match tz_name(x).as_deref() {
-        Some(name) if is_utc_name(name) => (TimeZone::UTC, true),
-        Some(name) => (TimeZone::get(name).unwrap_or(TimeZone::UTC), false),
-        None => (TimeZone::system(), false),
-    }
-}
-
-/// One atomic vector, classified once so each element is cheap to write.
-enum Atomic {
-    Logical(&'static [i32]),
-    Integer(&'static [i32]),
-    Double(&'static [f64]),
-    /// bit64's integer64: doubles holding the bits of 64-bit integers.
-    Integer64(&'static [i64]),
-    String(RValue),
-    Complex(&'static [Rcomplex]),
-    Factor(&'static [i32], Vec<Option<String>>),
-    Date(Vec<f64>),
-    DateTime(Vec<f64>, TimeZone, bool),
-    Empty,
-}
-
-impl Atomic {
-    fn new(x: RValue) -> Atomic {
-        let n = x.len();
-        // SAFETY: each pointer is read for the vector's own type and length.
-        unsafe {
-            match x.kind() {
-                SEXPTYPE::LGLSXP => Atomic::Logical(std::slice::from_raw_parts(LOGICAL(x.0), n)),
-                SEXPTYPE::INTSXP if x.inherits("factor") => {
-                    let levels = x.levels();
-                    let labels = (0..levels.len())
-                        .map(|i| levels.string(i).map(|s| s.into_owned()))
-                        .collect();
-                    Atomic::Factor(std::slice::from_raw_parts(INTEGER(x.0), n), labels)
-                }
-                SEXPTYPE::INTSXP | SEXPTYPE::REALSXP if x.inherits("Date") => {
-                    Atomic::Date(numeric_values(x).unwrap_or_default())
-                }
-                SEXPTYPE::INTSXP | SEXPTYPE::REALSXP if x.inherits("POSIXct") => {
-                    let (tz, utc) = time_zone(x);
-                    Atomic::DateTime(numeric_values(x).unwrap_or_default(), tz, utc)
-                }
-                SEXPTYPE::INTSXP => Atomic::Integer(std::slice::from_raw_parts(INTEGER(x.0), n)),
-                SEXPTYPE::REALSXP if x.inherits("integer64") => {
-                    Atomic::Integer64(std::slice::from_raw_parts(REAL(x.0) as *const i64, n))
-                }
-                SEXPTYPE::REALSXP => Atomic::Double(std::slice::from_raw_parts(REAL(x.0), n)),
-                SEXPTYPE::STRSXP => Atomic::String(x),
-                SEXPTYPE::CPLXSXP => Atomic::Complex(std::slice::from_raw_parts(COMPLEX(x.0), n)),
-                _ => Atomic::Empty,
-            }
-        }
-    }
-
-    fn len(&self) -> usize {
-        match self {
-            Atomic::Logical(v) | Atomic::Integer(v) => v.len(),
-            Atomic::Factor(v, _) => v.len(),
-            Atomic::Double(v) => v.len(),
-            Atomic::Integer64(v) => v.len(),
-            Atomic::String(x) => x.len(),
-            Atomic::Complex(v) => v.len(),
-            Atomic::Date(v) | Atomic::DateTime(v, _, _) => v.len(),
-            Atomic::Empty => 0,
-        }
-    }
-
-    /// Whether element `i` is written as `null` (`NA`, `NaN`, `Inf`).
-    fn is_missing(&self, i: usize) -> bool {
-        match self {
-            Atomic::Logical(v) | Atomic::Integer(v) => v[i] == i32::MIN,
-            Atomic::Double(v) => !v[i].is_finite(),
-            Atomic::Integer64(v) => v[i] == i64::MIN,
-            Atomic::String(x) => x.string(i).is_none(),
-            Atomic::Complex(v) => v[i].r.is_nan() || v[i].i.is_nan(),
-            Atomic::Factor(codes, labels) => {
-                let code = codes[i];
-                code == i32::MIN
-                    || usize::try_from(code - 1)
-                        .ok()
-                        .and_then(|k| labels.get(k))
-                        .and_then(|l| l.as_deref())
-                        .is_none()
-            }
-            Atomic::Date(v) | Atomic::DateTime(v, _, _) => !v[i].is_finite(),
-            Atomic::Empty => true,
-        }
-    }
-
-    /// What a missing element `i` is, for messages.
-    fn missing_name(&self, i: usize) -> &'static str {
-        match self {
-            Atomic::Double(v) if v[i].is_infinite() => "infinite",
-            Atomic::Double(v) if v[i].is_nan() && !is_r_na(v[i]) => "NaN",
-            _ => "NA",
-        }
-    }
-
-    fn write(&self, i: usize, out: &mut String) {
-        match self {
-            Atomic::Logical(v) => out.push_str(match v[i] {
-                i32::MIN => "null",
-                0 => "false",
-                _ => "true",
-            }),
-            Atomic::Integer(v) => write_i32(out, v[i]),
-            Atomic::Double(v) => write_f64(out, v[i]),
-            Atomic::Integer64(v) => {
-                // bit64 marks NA with the smallest 64-bit integer.
-                if v[i] == i64::MIN {
-                    out.push_str("null")
-                } else {
-                    out.push_str(itoa::Buffer::new().format(v[i]))
-                }
-            }
-            Atomic::String(x) => match x.string(i) {
-                Some(s) => write_str(out, &s),
-                None => out.push_str("null"),
-            },
-            Atomic::Complex(v) => {
-                let c = v[i];
-                if c.r.is_nan() || c.i.is_nan() {
-                    out.push_str("null");
-                } else {
-                    write_str(out, &format_complex(c.r, c.i));
-                }
-            }
-            Atomic::Factor(codes, labels) => {
-                let code = codes[i];
-                match usize::try_from(code - 1)
-                    .ok()
-                    .and_then(|k| labels.get(k))
-                    .and_then(|l| l.as_deref())
-                {
-                    Some(label) if code != i32::MIN => write_str(out, label),
-                    _ => out.push_str("null"),
-                }
-            }
-            Atomic::Date(days) => {
-                let d = days[i];
-                if d.is_finite() {
-                    let (y, m, dd) = civil_from_days(d.floor() as i64);
-                    write_str(out, &format!("{y:04}-{m:02}-{dd:02}"));
-                } else {
-                    out.push_str("null");
-                }
-            }
-            Atomic::DateTime(secs, tz, utc) => {
-                let s = secs[i];
-                if !s.is_finite() {
-                    out.push_str("null");
-                    return;
-                }
-                write_str(out, &format_instant(s, tz, *utc));
-            }
-            Atomic::Empty => out.push_str("null"),
-        }
-    }
-}
-
-/// R's `NA_real_`: a NaN whose low word is 1954 (R's `R_IsNA`).
-fn is_r_na(v: f64) -> bool {
-    v.is_nan() && (v.to_bits() & 0xffff_ffff) == 1954
-}
-
-/// `2024-01-02T03:04:05Z`, or with the zone's offset (`+01:00`).
-fn format_instant(secs: f64, tz: &TimeZone, utc: bool) -> String {
-    let whole = secs.floor();
-    let frac = secs - whole;
-    let offset = jiff::Timestamp::from_second(whole as i64)
-        .map(|ts| tz.to_offset(ts).seconds())
-        .unwrap_or(0);
-    let local = whole as i64 + offset as i64;
-    let days = local.div_euclid(86_400);
-    let of_day = local.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    let (hh, mm, ss) = (
-        (of_day / 3600) as u32,
-        ((of_day % 3600) / 60) as u32,
-        (of_day % 60) as f64 + frac,
-    );
-    format_civil(y, m, d, hh, mm, ss, Some(offset), utc)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn format_civil(
-    y: i64,
-    m: u32,
-    d: u32,
-    hh: u32,
-    mm: u32,
-    ss: f64,
-    offset: Option<i32>,
-    utc: bool,
-) -> String {
-    let whole = ss.floor();
-    let micros = ((ss - whole) * 1e6).round() as u32;
-    let mut text = format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{:02}", whole as u32);
-    if micros > 0 && micros < 1_000_000 {
-        let digits = format!("{micros:06}");
-        text.push('.');
-        text.push_str(digits.trim_end_matches('0'));
-    }
-    match offset {
-        Some(0) if utc => text.push('Z'),
-        Some(off) => {
-            let sign = if off < 0 { '-' } else { '+' };
-            let off = off.unsigned_abs();
-            let _ = write!(text, "{sign}{:02}:{:02}", off / 3600, (off % 3600) / 60);
-        }
-        None => {}
-    }
-    text
-}
-
-fn format_complex(re: f64, im: f64) -> String {
-    let mut s = String::new();
-    write_f64(&mut s, re);
-    s.push(if im < 0.0 || (im == 0.0 && im.is_sign_negative()) {
-        '-'
-    } else {
-        '+'
-    });
-    write_f64(&mut s, im.abs());
-    s.push('i');
-    s
-}
-
-pub fn write_i32(out: &mut String, v: i32) {
-    if v == i32::MIN {
-        out.push_str("null");
-    } else {
-        out.push_str(itoa::Buffer::new().format(v));
-    }
-}
-
-/// Shortest round-trip form; integral values without `.0`.
-pub fn write_f64(out: &mut String, v: f64) {
-    if !v.is_finite() {
-        out.push_str("null");
-    } else if v.fract() == 0.0 && v.abs() < INTEGER_LITERAL_LIMIT {
-        out.push_str(itoa::Buffer::new().format(v as i64));
-    } else {
-        out.push_str(ryu::Buffer::new().format_finite(v));
-    }
-}
-
-/// A JSON string literal.
-pub fn write_str(out: &mut String, s: &str) {
-    out.reserve(s.len() + 2);
-    out.push('"');
-    let bytes = s.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let escape = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            0..=0x1f => "",
-            _ => continue,
-        };
-        out.push_str(&s[start..i]);
-        if escape.is_empty() {
-            let _ = write!(out, "\\u{b:04x}");
-        } else {
-            out.push_str(escape);
-        }
-        start = i + 1;
-    }
-    out.push_str(&s[start..]);
-    out.push('"');
-}
-
 /// What a value that has no JSON form is, for the error: S7 objects (ellmer
 /// content among them) by their class, so a stray one is easy to find.
 fn describe_object(x: RValue) -> String {
@@ -1159,65 +802,4 @@ fn describe_object(x: RValue) -> String {
         }
     }
     describe_type(x).to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn doubles_are_shortest_and_integral_ones_plain() {
-        let f = |v: f64| {
-            let mut s = String::new();
-            write_f64(&mut s, v);
-            s
-        };
-        assert_eq!(f(std::f64::consts::PI), "3.141592653589793");
-        assert_eq!(f(0.1 + 0.2), "0.30000000000000004");
-        assert_eq!(f(3.0), "3");
-        assert_eq!(f(-0.0), "0");
-        assert_eq!(f(1e15 + 0.5), "1000000000000000.5");
-        assert_eq!(f(2f64.powi(53)), "9007199254740992");
-        assert_eq!(f(1e20), "1e20");
-        assert_eq!(f(1e300), "1e300");
-        assert_eq!(f(f64::NAN), "null");
-        assert_eq!(f(f64::INFINITY), "null");
-    }
-
-    #[test]
-    fn strings_are_escaped() {
-        let mut s = String::new();
-        write_str(&mut s, "a\"b\\c\nd\u{1}é");
-        assert_eq!(s, r#""a\"b\\c\nd\u0001é""#);
-        let back: String = serde_json::from_str(&s).unwrap();
-        assert_eq!(back, "a\"b\\c\nd\u{1}é");
-    }
-
-    #[test]
-    fn instants_carry_their_offset() {
-        assert_eq!(
-            format_instant(1704164645.0, &TimeZone::UTC, true),
-            "2024-01-02T03:04:05Z"
-        );
-        assert_eq!(
-            format_instant(1704164645.25, &TimeZone::UTC, true),
-            "2024-01-02T03:04:05.25Z"
-        );
-        let paris = TimeZone::get("Europe/Paris").unwrap();
-        assert_eq!(
-            format_instant(1704164645.0, &paris, false),
-            "2024-01-02T04:04:05+01:00"
-        );
-        let ny = TimeZone::get("America/New_York").unwrap();
-        assert_eq!(
-            format_instant(1719900000.0, &ny, false),
-            "2024-07-02T02:00:00-04:00"
-        );
-    }
-
-    #[test]
-    fn complex_numbers_read_like_r() {
-        assert_eq!(format_complex(1.0, 2.0), "1+2i");
-        assert_eq!(format_complex(0.5, -1.5), "0.5-1.5i");
-    }
 }

@@ -4,192 +4,36 @@
 //! tool call, R runs the handler, and `complete_*()` hands the outcome back.
 //! Only this thread touches R; the engine's threads exchange plain Rust data.
 
+mod asking;
+mod options;
+mod state;
+mod text;
+
 use crate::check;
 use crate::from_json;
+use crate::interrupt::{interrupt_pending, r_interrupter, INTERRUPT_TICK};
 use crate::result;
-use crate::rvalue::RValue;
+use crate::rvalue::{field, RValue};
 use crate::tool::{plan, ToolPlan};
-use crate::types::field;
+use asking::answer_reply;
 use extendr_api::prelude::*;
-use mcp_core::engine::board::{Interrupt, Interrupter};
+use mcp_core::engine::board::Interrupt;
+use mcp_core::engine::{InputMode, JobId, Outcome, Progress};
+use mcp_core::protocol::logging::LogLevel;
 use mcp_core::engine::registry::{Entry, Registry};
 use mcp_core::engine::result::ToolResult;
-use mcp_core::engine::{CallContext, Config, InputMode, Job, JobId, Outcome, Progress, ServerInfo};
-use mcp_core::protocol::logging::LogLevel;
-use mcp_core::transport::http;
 use mcp_core::transport::server::{Polled, Server};
-use mcp_core::transport::slots::Answer;
+use options::{config_from, http_options_from};
+pub use state::McpServer;
+use state::ToolCall;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::os::raw::{c_int, c_void};
-use std::sync::mpsc;
 use std::time::Duration;
-
-extern "C" {
-    fn R_ToplevelExec(fun: Option<unsafe extern "C" fn(*mut c_void)>, data: *mut c_void) -> c_int;
-    fn R_CheckUserInterrupt();
-    /// R's flag for an interrupt its SIGINT handler has seen and R has not
-    /// acted on yet (exported by libR; R_ext/GraphicsDevice.h).
-    static mut R_interrupts_pending: c_int;
-}
-
-unsafe extern "C" fn check_interrupt(_: *mut c_void) {
-    R_CheckUserInterrupt();
-}
-
-/// Whether an interrupt (Ctrl-C, or one the server sent) is pending. The
-/// check consumes it; R's jump ends inside `R_ToplevelExec`, so no Rust
-/// frame is skipped.
-pub fn interrupt_pending() -> bool {
-    // SAFETY: called on R's main thread from inside a .Call.
-    unsafe { R_ToplevelExec(Some(check_interrupt), std::ptr::null_mut()) == 0 }
-}
-
-/// Interrupts R's main thread: SIGINT reaches R's own handler there, which
-/// sets R's interrupt flag and wakes blocking calls such as `Sys.sleep()`.
-fn send_interrupt(r_thread: libc::pthread_t) {
-    // SAFETY: the R main thread outlives the server.
-    unsafe {
-        libc::pthread_kill(r_thread, libc::SIGINT);
-    }
-}
-
-/// Settles an interrupt the server sent for a job that is ending, on R's
-/// main thread, so it cannot reach whatever R does next. The SIGINT was
-/// queued for this thread before the job could end (the board sends it
-/// under the lock its `end` holds while calling this); returning from a
-/// system call runs the handler of a signal pending for the thread, so after
-/// `sigpending()` R's handler has set its flag, which is then cleared.
-fn settle_interrupt() {
-    // SAFETY: R's main thread (the board calls this as the job ends, from
-    // a `complete_*()` .Call); plain signal-set calls on local sets.
-    unsafe {
-        let mut pending: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut pending);
-        libc::sigpending(&mut pending);
-        if libc::sigismember(&pending, libc::SIGINT) == 1 {
-            // SIGINT is blocked here just now, so it is still queued:
-            // take it off the queue instead.
-            let mut sigint: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut sigint);
-            libc::sigaddset(&mut sigint, libc::SIGINT);
-            take_pending(&sigint);
-        }
-        R_interrupts_pending = 0;
-    }
-}
-
-/// Takes a blocked signal of `set` that `sigpending()` reported off the
-/// queue, without waiting.
-///
-/// # Safety
-/// `set` must hold a signal that is pending and blocked in this thread.
-#[cfg(not(target_vendor = "apple"))]
-unsafe fn take_pending(set: &libc::sigset_t) {
-    let now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    libc::sigtimedwait(set, std::ptr::null_mut(), &now);
-}
-
-/// macOS has no `sigtimedwait()`; `sigwait()` returns at once for a signal
-/// that is already pending.
-///
-/// # Safety
-/// As above: without a pending signal of `set` it would block.
-#[cfg(target_vendor = "apple")]
-unsafe fn take_pending(set: &libc::sigset_t) {
-    let mut taken: c_int = 0;
-    libc::sigwait(set, &mut taken);
-}
-
-/// Text a client sent (say, why it could not ask the user) for R, which
-/// cannot hold a NUL character in a string: NUL is shown escaped.
-fn client_text(text: &str) -> Robj {
-    Robj::from(text.replace('\0', "\\u0000").as_str())
-}
-
-/// Text R hands over (an error or log message), as UTF-8: bytes that are not
-/// are replaced, as `&str` arguments would take them on trust and a line
-/// that is not UTF-8 breaks the client's reader. `None` for `NULL` or `NA`.
-fn r_text(value: &Robj) -> Option<String> {
-    RValue::of(value)
-        .as_single_string()
-        .map(|text| text.into_owned())
-}
-
-/// How often a waiting `poll()` looks for Ctrl-C.
-const INTERRUPT_TICK: Duration = Duration::from_millis(20);
+use text::r_text;
 
 /// How long an HTTP server that is ending with its process gives the last
 /// answer to leave (its connections close when it stops).
 const HTTP_PARTING: Duration = Duration::from_millis(500);
-
-/// What the server holds per tool besides the engine's definition.
-struct ToolCall {
-    shapes: Vec<(String, from_json::Shape)>,
-    /// How structured results are written, for a tool with an output schema.
-    output: Option<crate::output::Node>,
-}
-
-/// A running server, owned by the R session that started it.
-/// @noRd
-#[extendr]
-pub struct McpServer {
-    server: Option<Server>,
-    /// By the key of each entry the server serves, or a call still holds.
-    tools: RefCell<HashMap<usize, ToolCall>>,
-    /// The call R is running, for `mcp_request()`.
-    current: RefCell<Option<Box<Job>>>,
-    /// The input requests each 2026-07-28 call stopped at, by key, for its
-    /// `input_required` result (the main thread's call; a worker call's
-    /// until R completes it, at once).
-    needs_input: RefCell<HashMap<JobId, Vec<(String, serde_json::Value)>>>,
-    /// The calls R runs on worker processes, by job: what their input
-    /// requests need to know (how input is had, the answers given so far).
-    worker_calls: RefCell<HashMap<JobId, CallContext>>,
-    /// Where the client's answer to a worker call's input request arrives.
-    /// The call holds no R thread meanwhile: R looks here between polls.
-    worker_answers: RefCell<HashMap<JobId, mpsc::Receiver<Answer>>>,
-    /// R runs calls while `mcp_client()` waits for this server (see
-    /// `serving_nested()`): a call may not wait for its client's answers.
-    nested: std::cell::Cell<bool>,
-}
-
-/// Why a call run while `mcp_client()` of the same session waits for it
-/// cannot ask that client and wait for the answer.
-const NESTED_INPUT: &str = "the call came from mcp_client() in the R session that runs the \
-     server, which cannot answer while it waits for the call; serve the tool from another R \
-     process, or call it with protocol_version = \"2026-07-28\", whose input rounds \
-     mcp_client() answers";
-
-/// The server settings `mcp_server()` passes as a named list (checked
-/// there): `name`, `version`, `title`, `instructions`, `max_message_size`,
-/// `timeout`, `queue_timeout`, `request_state_key`, `request_state_store`.
-fn config_from(options: RValue) -> Config {
-    let text = |name: &str| {
-        field(options, name)
-            .as_single_string()
-            .map(|s| s.into_owned())
-    };
-    let number = |name: &str| check::single_number(field(options, name));
-    Config {
-        info: ServerInfo {
-            name: text("name").unwrap_or_default(),
-            version: text("version").unwrap_or_default(),
-            title: text("title"),
-        },
-        instructions: text("instructions"),
-        max_message_bytes: number("max_message_size")
-            .map_or(Config::default().max_message_bytes, |n| n as usize),
-        default_timeout: number("timeout").map(check::seconds),
-        queue_timeout: number("queue_timeout").map(check::seconds),
-        request_state_key: text("request_state_key").map(String::into_bytes),
-        request_state_store: text("request_state_store").map(std::path::PathBuf::from),
-        ..Config::default()
-    }
-}
 
 /// The engine's definitions and the bridge's call plans of `specs` (the
 /// definitions `tool()` stored), or the error for R to raise.
@@ -230,13 +74,6 @@ fn plan_one(spec: &Robj) -> Result<(mcp_core::protocol::tool::ToolDef, ToolCall)
     ))
 }
 
-/// How the server interrupts R's main thread (this .Call runs on it).
-fn r_interrupter() -> Interrupter {
-    // SAFETY: pthread_self on R's main thread (the .Call runs there).
-    let r_thread = unsafe { libc::pthread_self() };
-    Interrupter::new(move || send_interrupt(r_thread), settle_interrupt)
-}
-
 fn serving(server: Server, tools: HashMap<usize, ToolCall>) -> Robj {
     McpServer {
         server: Some(server),
@@ -266,115 +103,6 @@ fn server_start_(specs: List, options: Robj) -> Robj {
     }
 }
 
-impl McpServer {
-    /// A call ends: nothing kept for it outlives it.
-    fn forget(&self, job: JobId) {
-        let mut current = self.current.borrow_mut();
-        if current.as_ref().is_some_and(|running| running.id == job) {
-            current.take();
-        }
-        drop(current);
-        self.needs_input.borrow_mut().remove(&job);
-        self.worker_calls.borrow_mut().remove(&job);
-        self.worker_answers.borrow_mut().remove(&job);
-    }
-}
-
-/// How input requests report to R: `list(status, value)`.
-fn reply(status: &str, value: Robj) -> Robj {
-    List::from_pairs(vec![("status", Robj::from(status)), ("value", value)]).into()
-}
-
-/// The client's answer as R values, or why R cannot hold it.
-fn answer_reply(answer: &serde_json::Value) -> Robj {
-    // SAFETY: R's main thread; protected by Robj at once.
-    match unsafe { from_json::build_raw(answer, "answer") } {
-        Ok(built) => reply("answer", unsafe { Robj::from_sexp(built) }),
-        Err(e) => reply("unusable", e.into()),
-    }
-}
-
-/// An answer, or why the client gave none.
-fn answer_reply_or_reason(answer: Answer) -> Robj {
-    match answer {
-        Ok(given) => answer_reply(&given),
-        Err(reason) => reply("failed", client_text(&reason)),
-    }
-}
-
-/// The `elicitation/create` request for `mcp_elicit(message, schema)`, or
-/// what is wrong with the schema.
-fn elicitation_request(message: &Robj, schema: &Robj) -> Result<serde_json::Value, String> {
-    let message = r_text(message).unwrap_or_default();
-    let (requested, _) = crate::types::elicitation_form(RValue::of(schema))?;
-    Ok(serde_json::json!({
-        "method": "elicitation/create",
-        "params": { "message": message, "requestedSchema": requested },
-    }))
-}
-
-/// The strings of a character vector (`NULL`: none).
-fn strings(x: RValue) -> Vec<String> {
-    (0..x.len())
-        .filter_map(|i| x.string(i).map(|s| s.into_owned()))
-        .collect()
-}
-
-/// An allow-list from R: `NULL` for the default, `"*"` for no check.
-fn allowed(x: RValue) -> Option<http::security::Allowed> {
-    if x.is_null() {
-        return None;
-    }
-    let names = strings(x);
-    if names.iter().any(|n| n == "*") {
-        return Some(http::security::Allowed::Any);
-    }
-    Some(http::security::Allowed::List(names))
-}
-
-/// The HTTP settings `mcp_server()` passes as a named list (checked there).
-fn http_options_from(options: RValue) -> http::Options {
-    let defaults = http::Options::default();
-    let number = |name: &str| check::single_number(field(options, name));
-    let count = |name: &str, default: usize| number(name).map_or(default, |n| n as usize);
-    http::Options {
-        host: field(options, "host")
-            .as_single_string()
-            .map_or(defaults.host.clone(), |s| s.into_owned()),
-        port: number("port").map_or(defaults.port, |n| n as u16),
-        path: field(options, "path")
-            .as_single_string()
-            .map_or(defaults.path.clone(), |s| s.into_owned()),
-        allowed_hosts: allowed(field(options, "allowed_hosts")),
-        allowed_origins: allowed(field(options, "allowed_origins")),
-        bearer_tokens: strings(field(options, "bearer_tokens")),
-        token_check: number("token_handler").map(|handler| http::tokens::TokenCheck {
-            handler: handler as usize,
-            cache_for: number("bearer_cache").map_or(Duration::ZERO, check::seconds),
-            time_limit: number("bearer_timeout").map_or(Duration::from_secs(10), check::seconds),
-            per_peer: count("bearer_checks_per_peer", http::tokens::CHECKS_PER_PEER),
-        }),
-        resource: field(options, "resource")
-            .as_single_string()
-            .map(|s| s.into_owned()),
-        authorization_servers: strings(field(options, "authorization_servers")),
-        max_body_bytes: count("max_body_size", defaults.max_body_bytes),
-        max_header_bytes: count("max_header_size", defaults.max_header_bytes),
-        max_sessions: count("max_sessions", defaults.max_sessions),
-        max_sessions_per_client: count("max_sessions_per_client", defaults.max_sessions_per_client),
-        max_streams: count("max_streams", defaults.max_streams),
-        max_streams_per_client: count("max_streams_per_client", defaults.max_streams_per_client),
-        max_connections: count("max_connections", defaults.max_connections),
-        idle_timeout: number("idle_timeout").map_or(defaults.idle_timeout, check::seconds),
-        body_timeout: number("body_timeout").map_or(defaults.body_timeout, check::seconds),
-        session_idle: number("session_timeout").map_or(defaults.session_idle, check::seconds),
-        task_id_prefix: field(options, "task_id_prefix")
-            .as_single_string()
-            .map_or_else(String::new, |s| s.into_owned()),
-        ..defaults
-    }
-}
-
 /// Starts serving Streamable HTTP. Returns the server, or an error for R
 /// to raise (a port in use, a host that cannot be bound).
 /// @noRd
@@ -398,13 +126,6 @@ fn server_start_http_(specs: List, options: Robj, http: Robj) -> Robj {
             serving(server, tools)
         }
         Err(e) => check::fail(format!("could not serve HTTP on {address}: {e}")),
-    }
-}
-
-impl McpServer {
-    /// The running server, for serving in the background (`background.rs`).
-    pub(crate) fn engine(&self) -> Option<&Server> {
-        self.server.as_ref()
     }
 }
 
@@ -732,65 +453,7 @@ impl McpServer {
     /// again).
     /// @noRd
     fn ask_input(&self, key: &str, spec: Robj) -> Robj {
-        let request = match crate::input::read_request(RValue::of(&spec)) {
-            Ok(r) => r,
-            Err(e) => return check::fail(e),
-        };
-        let answer = |v: &serde_json::Value| -> Robj {
-            match crate::input::answer_value(&request, v) {
-                Ok(value) => reply("answer", value),
-                Err(e) => reply("unusable", client_text(&e)),
-            }
-        };
-        // Copied out first: no borrow may be alive while R values are built.
-        let (job, given, input) = {
-            let current = self.current.borrow();
-            let Some(job) = current.as_ref() else {
-                return reply("unavailable", "no tool call is running".into());
-            };
-            let context = &job.context;
-            let given = context.answers.get(key).cloned();
-            let input = mcp_core::engine::input_mode(
-                context.revision,
-                &context.capabilities,
-                context.task.is_some(),
-                &request.method,
-            );
-            (job.id, given, input)
-        };
-        let Some(server) = &self.server else {
-            return reply("unavailable", "no tool call is running".into());
-        };
-        if let Some(given) = given {
-            return answer(&given);
-        }
-        match input {
-            InputMode::Unavailable(reason) => reply("unavailable", reason.into()),
-            InputMode::Retry | InputMode::MissingCapability => {
-                let mut needs_input = self.needs_input.borrow_mut();
-                let pending = needs_input.entry(job).or_default();
-                pending.retain(|(k, _)| k != key);
-                pending.push((key.to_string(), request.request.clone()));
-                reply("needs_input", ().into())
-            }
-            InputMode::Ask => {
-                let answers = server.ask(job, key.to_string(), request.request.clone());
-                loop {
-                    match answers.recv_timeout(INTERRUPT_TICK) {
-                        Ok(Ok(given)) => return answer(&given),
-                        Ok(Err(reason)) => return reply("failed", client_text(&reason)),
-                        Err(mpsc::RecvTimeoutError::Disconnected) => {
-                            return reply("failed", "the server stopped".into())
-                        }
-                        Err(mpsc::RecvTimeoutError::Timeout) => {
-                            if interrupt_pending() {
-                                return reply("interrupted", ().into());
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        self.send_input_request(key, spec)
     }
 
     /// The running call goes on as a task (`mcp_task()`): its request is
@@ -836,141 +499,7 @@ impl McpServer {
     /// others are `"not_asked"`.
     /// @noRd
     fn ask_inputs(&self, keys: Robj, specs: Robj) -> Robj {
-        let keys: Vec<String> = match keys.as_string_vector() {
-            Some(keys) => keys,
-            None => return check::fail("the keys of an input round must be strings"),
-        };
-        let Some(specs) = specs.as_list() else {
-            return check::fail("the requests of an input round must be a list");
-        };
-        if specs.len() != keys.len() {
-            return check::fail("an input round needs one key per request");
-        }
-        let mut requests = Vec::with_capacity(keys.len());
-        for spec in specs.values() {
-            match crate::input::read_request(RValue::of(&spec)) {
-                Ok(r) => requests.push(r),
-                Err(e) => return check::fail(e),
-            }
-        }
-        // Copied out first: no borrow may be alive while R values are built.
-        let (job, plans) = {
-            let current = self.current.borrow();
-            let Some(job) = current.as_ref() else {
-                return List::from_values(
-                    keys.iter()
-                        .map(|_| reply("unavailable", "no tool call is running".into())),
-                )
-                .into();
-            };
-            let context = &job.context;
-            let plans: Vec<(Option<serde_json::Value>, InputMode)> = keys
-                .iter()
-                .zip(&requests)
-                .map(|(key, request)| {
-                    let mode = mcp_core::engine::input_mode(
-                        context.revision,
-                        &context.capabilities,
-                        context.task.is_some(),
-                        &request.method,
-                    );
-                    (context.answers.get(key).cloned(), mode)
-                })
-                .collect();
-            (job.id, plans)
-        };
-        let plans: Vec<(Option<serde_json::Value>, InputMode)> = if self.nested.get() {
-            plans
-                .into_iter()
-                .map(|(given, mode)| match mode {
-                    InputMode::Ask => (given, InputMode::Unavailable(NESTED_INPUT.into())),
-                    mode => (given, mode),
-                })
-                .collect()
-        } else {
-            plans
-        };
-        let Some(server) = &self.server else {
-            return List::from_values(
-                keys.iter()
-                    .map(|_| reply("unavailable", "no tool call is running".into())),
-            )
-            .into();
-        };
-        let unavailable = plans
-            .iter()
-            .position(|(given, mode)| given.is_none() && matches!(mode, InputMode::Unavailable(_)));
-        if let Some(at) = unavailable {
-            let InputMode::Unavailable(reason) = &plans[at].1 else {
-                unreachable!("found above")
-            };
-            let reason = reason.clone();
-            return List::from_values((0..keys.len()).map(|i| {
-                if i == at {
-                    reply("unavailable", reason.as_str().into())
-                } else {
-                    reply("not_asked", ().into())
-                }
-            }))
-            .into();
-        }
-        let answer = |request: &crate::input::InputRequest, v: &serde_json::Value| -> Robj {
-            match crate::input::answer_value(request, v) {
-                Ok(value) => reply("answer", value),
-                Err(e) => reply("unusable", client_text(&e)),
-            }
-        };
-        let mut replies: Vec<Option<Robj>> = vec![None; keys.len()];
-        let mut to_ask = Vec::new();
-        for (i, (given, mode)) in plans.into_iter().enumerate() {
-            if let Some(given) = given {
-                replies[i] = Some(answer(&requests[i], &given));
-                continue;
-            }
-            match mode {
-                InputMode::Retry | InputMode::MissingCapability => {
-                    let mut needs_input = self.needs_input.borrow_mut();
-                    let pending = needs_input.entry(job).or_default();
-                    pending.retain(|(k, _)| k != &keys[i]);
-                    pending.push((keys[i].clone(), requests[i].request.clone()));
-                    replies[i] = Some(reply("needs_input", ().into()));
-                }
-                InputMode::Ask => to_ask.push(i),
-                InputMode::Unavailable(_) => unreachable!("refused above"),
-            }
-        }
-        if !to_ask.is_empty() {
-            let asked = to_ask
-                .iter()
-                .map(|&i| (keys[i].clone(), requests[i].request.clone()))
-                .collect();
-            let answers = server.ask_all(job, asked);
-            let outcome = loop {
-                match answers.recv_timeout(INTERRUPT_TICK) {
-                    Ok(answer) => {
-                        break answer.map_err(|reason| reply("failed", client_text(&reason)))
-                    }
-                    Err(mpsc::RecvTimeoutError::Disconnected) => {
-                        break Err(reply("failed", "the server stopped".into()))
-                    }
-                    Err(mpsc::RecvTimeoutError::Timeout) => {
-                        if interrupt_pending() {
-                            break Err(reply("interrupted", ().into()));
-                        }
-                    }
-                }
-            };
-            for i in to_ask {
-                replies[i] = Some(match &outcome {
-                    Ok(by_key) => match by_key.get(&keys[i]) {
-                        Some(given) => answer(&requests[i], given),
-                        None => reply("failed", "the client's answers lack this request's".into()),
-                    },
-                    Err(failure) => failure.clone(),
-                });
-            }
-        }
-        List::from_values(replies.into_iter().map(|r| r.unwrap_or_else(|| ().into()))).into()
+        self.send_input_round(keys, specs)
     }
 
     /// Takes the call `poll` just returned off the main thread: R runs it
@@ -1013,51 +542,14 @@ impl McpServer {
     /// reason, or `"invalid"` with what is wrong with the schema.
     /// @noRd
     fn worker_ask(&self, job: f64, key: &str, message: Robj, schema: Robj) -> Robj {
-        let job = job as JobId;
-        let request = match elicitation_request(&message, &schema) {
-            Ok(r) => r,
-            Err(e) => return reply("invalid", e.into()),
-        };
-        let input = self
-            .worker_calls
-            .borrow()
-            .get(&job)
-            .map(|context| context.input.clone());
-        let (Some(server), Some(input)) = (&self.server, input) else {
-            return reply("failed", "the call is no longer running".into());
-        };
-        match input {
-            InputMode::Unavailable(reason) => reply("unavailable", reason.into()),
-            InputMode::Retry | InputMode::MissingCapability => {
-                self.needs_input
-                    .borrow_mut()
-                    .insert(job, vec![(key.to_string(), request)]);
-                reply("needs_input", ().into())
-            }
-            InputMode::Ask => {
-                let answer = server.ask(job, key.to_string(), request);
-                self.worker_answers.borrow_mut().insert(job, answer);
-                reply("asked", ().into())
-            }
-        }
+        self.ask_for_worker(job, key, message, schema)
     }
 
     /// The answer to a worker call's input request, as `elicit()` returns
     /// it, or `NULL` while the client has not answered.
     /// @noRd
     fn worker_answer(&self, job: f64) -> Robj {
-        let job = job as JobId;
-        let received = match self.worker_answers.borrow().get(&job) {
-            None => return reply("failed", "no input request of this call is waiting".into()),
-            Some(answers) => answers.try_recv(),
-        };
-        let answer = match received {
-            Err(mpsc::TryRecvError::Empty) => return ().into(),
-            Err(mpsc::TryRecvError::Disconnected) => Err("the server stopped".to_string()),
-            Ok(answer) => answer,
-        };
-        self.worker_answers.borrow_mut().remove(&job);
-        answer_reply_or_reason(answer)
+        self.answer_for_worker(job)
     }
 
     /// The handler stopped at an input request: answer with `input_required`.
@@ -1116,7 +608,7 @@ impl McpServer {
     }
 
     /// Whether the calls R runs now were started by `mcp_client()` waiting
-    /// for this server in the same session (R/client.R): such a call
+    /// for this server in the same session (R/mcp_client.R): such a call
     /// cannot wait for that client's answer to a question (it would wait
     /// for ever), so asking fails at once with the reason.
     /// @noRd

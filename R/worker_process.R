@@ -1,0 +1,139 @@
+# What runs inside a worker process of the server's pool (see R/workers.R,
+# which runs on the server's main thread): installing the tools once, and
+# running one call with its output captured and its reports relayed.
+
+# ---- In a PSOCK worker -------------------------------------------------------
+
+# Run once per worker (and per replacement): puts the tools, their globals
+# and packages in place, and returns the worker's process id.
+worker_install <- function(number, bundle) {
+  for (pkg in bundle$packages) {
+    suppressPackageStartupMessages(try(library(pkg, character.only = TRUE), silent = TRUE))
+  }
+  list2env(bundle$globals, envir = globalenv())
+  tools <- list()
+  for (i in seq_along(bundle$keys)) tools[[as.character(bundle$keys[[i]])]] <- bundle$handlers[[i]]
+  the$tools <- tools
+  the$worker_number <- number
+  assign(".mcpserver_serve", worker_serve, envir = globalenv())
+  Sys.getpid()
+}
+
+# One call, as parallel's worker loop runs it: the tool by its key.
+# What the tool prints is captured and sent to the server, which writes it
+# to its stderr: the worker's own output goes nowhere (and must never
+# reach the server's stdout, the protocol stream).
+worker_serve <- function(key, arguments, id, call) {
+  the$master <- find_master()
+  on.exit(the$master <- NULL, add = TRUE)
+  printed <- character()
+  sink_to <- textConnection("printed", "w", local = TRUE)
+  sink(sink_to)
+  outcome <- tryCatch(
+    worker_run(the$tools[[as.character(key)]], arguments, id, call),
+    finally = {
+      sink()
+      close(sink_to)
+    }
+  )
+  if (length(printed) > 0) worker_relay("printed", list(text = printed))
+  outcome
+}
+
+# The connection to the server: parallel's worker loop holds it as
+# `master` in one of the frames this call runs in.
+find_master <- function() {
+  for (frame in rev(sys.frames())) {
+    master <- get0("master", envir = frame, inherits = FALSE)
+    if (inherits(master, c("SOCKnode", "SOCK0node"))) return(master)
+  }
+  NULL
+}
+
+# ---- In the worker -------------------------------------------------------
+
+# Runs a tool call in a worker process. What the tool reports goes back as
+# immediate conditions (relayed while the server polls); the outcome is a
+# plain list, so a tool's error is told apart from a dead worker.
+worker_run <- function(handler, arguments, id, call) {
+  # A forked worker (multicore) inherits the server's state: never use it.
+  the$server <- NULL
+  the$job <- NULL
+  the$worker <- c(list(id = id), call)
+  the$relayed <- 0L
+  the$asked <- 0L
+  on.exit(the$worker <- NULL)
+  worker_relay("started", list(pid = Sys.getpid(), host = Sys.info()[["nodename"]]))
+  tryCatch(
+    {
+      value <- withCallingHandlers(
+        do.call(handler, arguments),
+        message = function(m) {
+          worker_relay("log", list(level = "info", text = sub("\n$", "", conditionMessage(m))))
+          invokeRestart("muffleMessage")
+        },
+        warning = function(w) {
+          worker_relay("log", list(level = "warning", text = conditionMessage(w)))
+          invokeRestart("muffleWarning")
+        }
+      )
+      list(ok = TRUE, value = from_ellmer_value(value))
+    },
+    error = function(e) list(ok = FALSE, message = conditionMessage(e)),
+    # The server's SIGINT (a cancel, a time limit): the tool's on.exit()
+    # code has run; the worker answers and takes the next call.
+    interrupt = function(e) list(ok = FALSE, message = "The call was interrupted.", interrupted = TRUE),
+    mcpserver_question = function(q) {
+      list(ok = FALSE, question = list(key = q$key, message = q$question, schema = q$schema))
+    }
+  )
+}
+
+in_worker <- function() !is.null(the$worker)
+
+# mcp_request() in a worker: the call's context, and which worker runs it
+# (its number in the server's own pool, NA on a future backend).
+worker_request <- function() {
+  context <- rust(the$worker$context)
+  context$worker <- list(
+    number = as.integer(the$worker$worker %||% NA_integer_),
+    pid = Sys.getpid(),
+    host = Sys.info()[["nodename"]]
+  )
+  context
+}
+
+# mcp_elicit() in a worker: the answer if this run has it, else the run
+# ends here with the question (see the top of this file).
+worker_elicit <- function(message, schema) {
+  the$asked <- the$asked + 1L
+  key <- paste0("input-", the$asked)
+  answer <- the$worker$answers[[key]]
+  if (!is.null(answer)) return(input_answer(answer))
+  if (!is.null(the$worker$unavailable)) {
+    abort(paste0("Cannot ask the user for input: ", the$worker$unavailable, "."))
+  }
+  stop(structure(
+    class = c("mcpserver_question", "condition"),
+    list(message = "the tool needs input from the user", call = NULL, key = key, question = message, schema = schema)
+  ))
+}
+
+worker_cancelled <- function() {
+  flag <- the$worker$cancel_flag
+  is_string(flag) && file.exists(flag)
+}
+
+worker_relay <- function(kind, data) {
+  the$relayed <- the$relayed + 1L
+  if (!is.null(the$master)) {
+    report <- list(kind = kind, data = data, seq = the$relayed)
+    parallel_fun("sendData")(the$master, list(type = "VALUE", value = report, success = TRUE, tag = relay_tag))
+    return(invisible(TRUE))
+  }
+  signalCondition(structure(
+    class = c("mcpserver_relay", "immediateCondition", "condition"),
+    list(message = kind, call = NULL, kind = kind, data = data, seq = the$relayed)
+  ))
+  invisible(TRUE)
+}
