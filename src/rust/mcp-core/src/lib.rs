@@ -25,6 +25,7 @@ pub mod result;
 pub mod revision;
 pub mod schema;
 pub mod server;
+pub mod session_bridge;
 pub mod signals;
 pub mod sse;
 pub mod tasks;
