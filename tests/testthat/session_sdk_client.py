@@ -8,6 +8,7 @@ Prints one JSON object: what the client saw.
 """
 
 import json
+import os
 import sys
 
 import anyio
@@ -21,7 +22,9 @@ async def main(mode, other_pid, rscript):
         if isinstance(message, types.ServerNotification):
             seen["notifications"].append(message.root.method if hasattr(message, "root") else message.method)
 
-    params = StdioServerParameters(command=rscript, args=["-e", "mcpserver::mcp_bridge()"])
+    # The SDK passes only a few variables on unless told: the bridge needs
+    # the library and the registry of the test.
+    params = StdioServerParameters(command=rscript, args=["-e", "mcpserver::mcp_bridge()"], env=dict(os.environ))
     async with Client(params, mode=mode, read_timeout_seconds=30, message_handler=on_message) as client:
         seen["protocol"] = client.protocol_version
         seen["instructions"] = client.instructions or ""

@@ -401,9 +401,7 @@ test_that("another OS user can neither read the registry nor reach the session",
 })
 
 test_that("the official Python SDK client works in a session through the bridge, and switches", {
-  python <- Sys.getenv("E2E_PYTHON", test_path("..", "..", ".cache", "clients", "python-mcp2", "bin", "python"))
-  python <- normalizePath(python, mustWork = FALSE)
-  skip_if_not(file.exists(python), "the Python MCP SDK client is not installed (tools/python-clients.sh mcp2)")
+  python <- python_sdk()
   dir <- registry()
   root <- normalizePath(withr::local_tempdir())
   dir.create(file.path(root, "a"))
@@ -417,7 +415,7 @@ test_that("the official Python SDK client works in a session through the bridge,
     out <- processx::run(python, c(normalizePath(test_path("session_sdk_client.py")), mode,
       second$proc$get_pid(), file.path(R.home("bin"), "Rscript")),
       wd = file.path(root, "a"), error_on_status = FALSE, timeout = 90,
-      env = c("current", MCPSERVER_SESSION_DIR = dir, R_LIBS = paste(.libPaths(), collapse = ":")))
+      env = c("current", LD_LIBRARY_PATH = "", MCPSERVER_SESSION_DIR = dir, R_LIBS = paste(.libPaths(), collapse = ":")))
     expect_equal(out$status, 0, info = out$stderr)
     seen <- jsonlite::fromJSON(out$stdout)
     expect_match(seen$who_before, "\"A\"", info = mode)

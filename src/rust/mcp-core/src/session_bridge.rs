@@ -132,6 +132,9 @@ struct State {
     /// The current session's own tools as last listed in full (the local
     /// tools left out), to tell whether a switch changes them.
     tools: Option<Vec<Value>>,
+    /// Local calls in the 2026-07-28 envelope, whose answers need a
+    /// `resultType`.
+    modern_calls: HashSet<String>,
 }
 
 struct Shared {
@@ -295,10 +298,13 @@ impl SessionBridge {
     /// Answers the local tool call `id` (JSON text, as polled) with a text
     /// result.
     pub fn answer(&self, id: &str, text: &str, is_error: bool) {
-        let result = json!({
+        let mut result = json!({
             "content": [{ "type": "text", "text": text }],
             "isError": is_error,
         });
+        if lock(&self.shared.state).modern_calls.remove(id) {
+            result["resultType"] = "complete".into();
+        }
         self.shared.inject(format!(
             r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#
         ));
@@ -482,7 +488,12 @@ struct CallParams {
     name: String,
     #[serde(default)]
     arguments: Option<Value>,
+    #[serde(default, rename = "_meta")]
+    meta: Option<Value>,
 }
+
+/// The `_meta` key of a request in the 2026-07-28 envelope.
+const MODERN_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 
 fn spawn_reader(shared: &Arc<Shared>, input: File) -> std::io::Result<JoinHandle<()>> {
     let shared = shared.clone();
@@ -535,6 +546,17 @@ fn from_client(shared: &Shared, line: &[u8]) {
                 .and_then(|h| h.params)
                 .and_then(|p| serde_json::from_str::<CallParams>(p.get()).ok());
             if let Some(params) = params.filter(|p| shared.local_names.contains(&p.name)) {
+                if params
+                    .meta
+                    .as_ref()
+                    .is_some_and(|m| m.get(MODERN_VERSION).is_some())
+                {
+                    let mut state = lock(&shared.state);
+                    if state.modern_calls.len() >= REMEMBERED {
+                        state.modern_calls.clear();
+                    }
+                    state.modern_calls.insert(id.clone());
+                }
                 let arguments = params.arguments.unwrap_or_else(|| json!({}));
                 return shared.event(Event::Call {
                     id: id.clone(),

@@ -712,6 +712,24 @@ fn the_session_bridge_answers_its_own_tools_and_switches_sessions_as_the_client_
     assert_eq!(answer["id"], 7);
     assert_eq!(answer["result"]["content"][0]["text"], "Switched.");
     assert_eq!(answer["result"]["isError"], false);
+    assert!(answer["result"].get("resultType").is_none());
+    // In the 2026-07-28 envelope, the answer says it is complete.
+    let modern = json!({"jsonrpc":"2.0","id":"m","method":"tools/call","params":{"name":"select_r_session",
+        "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}});
+    writeln!(client_out, "{modern}").unwrap();
+    let Polled::Call {
+        id: modern_id,
+        arguments,
+        ..
+    } = poll_until(&mut bridge)
+    else {
+        panic!("expected the local call");
+    };
+    assert_eq!(arguments, json!({}));
+    bridge.answer(&modern_id, "Listed.", false);
+    let answer = read_message(&mut lines);
+    assert_eq!(answer["id"], "m");
+    assert_eq!(answer["result"]["resultType"], "complete");
     assert!(first
         .seen()
         .iter()
