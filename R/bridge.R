@@ -48,7 +48,17 @@
 #' whose working directory is the bridge's (the folder the client starts it
 #' in) or the nearest ancestor of it, else the newest. It says on stderr
 #' which session it reached; the session's instructions and its
-#' `session_info` tool tell the model. When no session runs, the bridge
+#' `session_info` tool tell the model. The bridge adds two tools of its own
+#' (answered in its own process, from the registry): `list_r_sessions`, the
+#' sessions running with the connected one marked, and `select_r_session`,
+#' which connects the client to another session by its process id. The
+#' switch starts the new session as the client started the first (its own
+#' `initialize`, replayed), lists its tools, and only then sends the
+#' client's messages there; its result names the session the tools now work
+#' in, and the client is sent `notifications/tools/list_changed` when the
+#' new session's tools differ (the answer to `initialize` declares
+#' `tools.listChanged` for this). A switch that fails leaves the client
+#' where it was. When no session runs, the bridge
 #' serves [session_tools()] itself, in its own fresh R process, with a
 #' `list_r_sessions` tool and instructions saying that no session was found
 #' (so the model learns it from the first answer, not from a hang).
@@ -81,20 +91,18 @@
 mcp_bridge <- function(url = NULL, token = Sys.getenv("MCP_BEARER_TOKEN"), headers = NULL, grace = 10,
                        max_message_size = 32 * 1024^2) {
   if (is.null(url)) {
-    session <- session_choose(session_entries(session_dir(create = FALSE)))
+    check_bridge_limits(grace, max_message_size)
+    dir <- session_dir(create = FALSE)
+    session <- session_choose(session_entries(dir))
     if (is.null(session)) return(serve_without_session())
     message(sprintf(
       "mcp_bridge(): reaching the R session of process %d in %s (R %s, started %s).",
       session$pid, session$wd, session$r_version, format(session$started)
     ))
-    url <- session$url
-    token <- session$token
+    return(session_bridge(session, dir, max_message_size, grace))
   }
   http <- check_http_options(url, token, headers)
-  if (!is_number(grace) || grace < 0) abort("`grace` must be a number of seconds, 0 or more.")
-  if (!is_positive_number(max_message_size) || max_message_size < 1024) {
-    abort("`max_message_size` must be a number of bytes, at least 1024.")
-  }
+  check_bridge_limits(grace, max_message_size)
   end <- rust(bridge_run_(
     http$url, http$token, http$header_names, http$header_values,
     max_message_size, grace
@@ -105,4 +113,11 @@ mcp_bridge <- function(url = NULL, token = Sys.getenv("MCP_BEARER_TOKEN"), heade
     message("mcp_bridge() stopped by an interrupt.")
   }
   invisible(NULL)
+}
+
+check_bridge_limits <- function(grace, max_message_size) {
+  if (!is_number(grace) || grace < 0) abort("`grace` must be a number of seconds, 0 or more.")
+  if (!is_positive_number(max_message_size) || max_message_size < 1024) {
+    abort("`max_message_size` must be a number of bytes, at least 1024.")
+  }
 }

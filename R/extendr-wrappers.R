@@ -32,6 +32,11 @@ background_wake_after_ <- function(ms) .Call(wrap__background_wake_after_, ms)
 #' @noRd
 bridge_run_ <- function(url, token, header_names, header_values, max_message_size, grace) .Call(wrap__bridge_run_, url, token, header_names, header_values, max_message_size, grace)
 
+#' Takes over stdin and stdout and bridges them to the session at `url`.
+#' `local_tools` is a JSON array of the definitions of the tools R answers.
+#' @noRd
+session_bridge_start_ <- function(url, token, local_tools, note, max_message_size, switch_timeout) .Call(wrap__session_bridge_start_, url, token, local_tools, note, max_message_size, switch_timeout)
+
 #' Starts `command args...` with piped stdin and stdout. `env` is a named
 #' character vector added to the current environment.
 #' @noRd
@@ -155,6 +160,69 @@ type_schema_ <- function(x, pretty) .Call(wrap__type_schema_, x, pretty)
 #' the function's arguments.
 #' @noRd
 input_schema_properties_ <- function(schema) .Call(wrap__input_schema_properties_, schema)
+
+#' A running session bridge (`mcp_bridge()` without a URL, see
+#' `mcp_core::session_bridge`): R polls it for calls of the bridge's own
+#' tools, answers them, and switches sessions.
+#' @noRd
+#'
+#' @section Methods:
+#'\subsection{Method `poll`}{
+#'Waits up to `timeout` seconds. `"running"`, `c("call", id, name,
+#'arguments as JSON)`, `c("input ended", <unanswered>)`, `"output
+#'closed"`, `"closed"`, or an error to raise. Problems go to stderr.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `answer`}{
+#'Answers the local call `id` with a text result.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `switch_to`}{
+#'Connects the client to the session at `url` from now on: whether its
+#'tools differ from the last session's, or an error to raise (the
+#'client then stays where it was).
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `notify_tools_changed`}{
+#'Tells the client its tool list changed.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `close`}{
+#'Stops bridging and gives stdin and stdout back. Safe to call twice.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+SessionBridgeHandle <- new.env(parent = emptyenv())
+
+SessionBridgeHandle$poll <- function(timeout) .Call(wrap__SessionBridgeHandle__poll, self, timeout)
+
+SessionBridgeHandle$answer <- function(id, text, is_error) .Call(wrap__SessionBridgeHandle__answer, self, id, text, is_error)
+
+SessionBridgeHandle$switch_to <- function(url, token, max_message_size) .Call(wrap__SessionBridgeHandle__switch_to, self, url, token, max_message_size)
+
+SessionBridgeHandle$notify_tools_changed <- function() .Call(wrap__SessionBridgeHandle__notify_tools_changed, self)
+
+SessionBridgeHandle$close <- function() .Call(wrap__SessionBridgeHandle__close, self)
+
+#' @export
+`$.SessionBridgeHandle` <- function (self, name) { func <- SessionBridgeHandle[[name]]; environment(func) <- environment(); func }
+
+#' @export
+`[[.SessionBridgeHandle` <- `$.SessionBridgeHandle`
 
 #' A server process started by `mcp_client()`.
 #' @noRd

@@ -38,7 +38,9 @@
 #' never left hanging in silence.
 #'
 #' @param tools The tools to serve; by default [session_tools()] with
-#'   `run_code`.
+#'   `run_code`. A list of tools made with [tool()], ellmer tools
+#'   (`ellmer::tool()`), or both, such as
+#'   `c(session_tools(), btw::btw_tools())`.
 #' @param ... Not used; named options go after it.
 #' @param run_code Whether the assistant may run R code: `"off"`, `"ask"`
 #'   or `"allow"` (see [session_tools()]). Defaults to the option
@@ -73,6 +75,9 @@ mcp_session <- function(tools = NULL, ..., run_code = getOption("mcpserver.run_c
   }
   tools <- tools %||% c(session_tools(run_code = run_code), list(list_sessions_tool()))
   if (inherits(tools, "mcpserver_tool") || is.function(tools)) tools <- list(tools)
+  # ellmer tools (btw's among them) are made tools here, so the console
+  # line can wrap them like the others.
+  tools <- lapply(tools, function(t) if (is_ellmer_tool(t)) tool_from_ellmer(t) else t)
   if (log) tools <- lapply(tools, logged_tool)
   dir <- session_dir()
   token <- session_secret()
@@ -320,12 +325,122 @@ list_sessions_tool <- function() {
   )
 }
 
-session_list_text <- function(entries) {
+session_list_text <- function(entries, connected = NULL) {
   if (nrow(entries) == 0) {
     return("No R session serves with mcpserver::mcp_session() for this user now.")
   }
+  mark <- ifelse(entries$pid %in% connected, " <- connected", "")
   paste(collapse = "\n", c(
     sprintf("%d R session(s), newest first:", nrow(entries)),
-    sprintf("  process %d in %s (R %s, started %s)", entries$pid, entries$wd, entries$r_version, format(entries$started))
+    sprintf("  %s%s", session_label(entries), mark)
   ))
+}
+
+session_label <- function(entries) {
+  sprintf("process %d in %s (R %s, started %s)", entries$pid, entries$wd, entries$r_version, format(entries$started))
+}
+
+# ---- Switching sessions from the bridge -----------------------------------------
+
+# The tools the bridge answers itself, in the bridge's R process (they read
+# the registry): their definitions as the client sees them.
+bridge_local_tools <- paste0(
+  '[{"name":"list_r_sessions","title":"List R sessions",',
+  '"description":"List the user\'s R sessions that serve with mcpserver::mcp_session(): process id, ',
+  'working directory, R version, start time; the one these tools work in is marked connected.",',
+  '"inputSchema":{"type":"object","properties":{}},"annotations":{"readOnlyHint":true}},',
+  '{"name":"select_r_session","title":"Switch R session",',
+  '"description":"Connect to another of the user\'s R sessions, by its process id (see list_r_sessions): ',
+  'from then on every tool works in that session.",',
+  '"inputSchema":{"type":"object","properties":{"pid":{"type":"integer",',
+  '"description":"The process id of the session, as list_r_sessions shows it."}},"required":["pid"]},',
+  '"annotations":{"readOnlyHint":false,"destructiveHint":false,"idempotentHint":true}}]'
+)
+
+# Bridges stdin and stdout to `session` until the client goes, answering
+# the calls of the local tools (and switching sessions) on the way.
+session_bridge <- function(session, dir, max_message_size, grace, switch_timeout = 10) {
+  note <- paste(
+    "You reach the user's R session through mcp_bridge(): list_r_sessions lists the user's R sessions",
+    "and select_r_session switches to another; its result says which session the tools work in."
+  )
+  handle <- rust(session_bridge_start_(session$url, session$token, bridge_local_tools, note,
+    max_message_size, switch_timeout))
+  on.exit(handle$close())
+  current <- session
+  ended <- NULL
+  repeat {
+    polled <- rust(handle$poll(0.05))
+    if (identical(polled[1], "call")) {
+      current <- bridge_call(handle, polled, current, dir, max_message_size)
+    } else if (identical(polled[1], "input ended")) {
+      if (identical(polled[2], "0")) break
+      ended <- ended %||% Sys.time()
+      if (as.numeric(Sys.time() - ended, units = "secs") > grace) {
+        message(sprintf("mcp_bridge(): %s request(s) still unanswered %s s after the end of input.", polled[2], grace))
+        break
+      }
+    } else if (!identical(polled, "running")) {
+      break
+    }
+  }
+  invisible(NULL)
+}
+
+# Answers one call of a local tool; returns the session connected after it.
+bridge_call <- function(handle, polled, current, dir, max_message_size) {
+  name <- polled[3]
+  outcome <- tryCatch(
+    {
+      args <- rust(json_decode_(polled[4]))
+      if (identical(name, "select_r_session")) {
+        bridge_select(handle, args$pid, current, dir, max_message_size)
+      } else {
+        list(text = session_list_text(session_entries(dir), connected = current$pid))
+      }
+    },
+    error = function(e) list(text = conditionMessage(e), is_error = TRUE)
+  )
+  # The notice first, so it reaches the client with the call it follows.
+  if (isTRUE(outcome$tools_changed)) handle$notify_tools_changed()
+  handle$answer(polled[2], outcome$text, isTRUE(outcome$is_error))
+  outcome$session %||% current
+}
+
+bridge_select <- function(handle, pid, current, dir, max_message_size) {
+  pid <- suppressWarnings(as.integer(pid))
+  if (length(pid) != 1L || is.na(pid)) {
+    return(list(text = "`pid` must be the process id of a session, as list_r_sessions shows it.", is_error = TRUE))
+  }
+  entries <- session_entries(dir)
+  target <- entries[entries$pid == pid, , drop = FALSE]
+  if (nrow(target) == 0L) {
+    return(list(is_error = TRUE, text = sprintf(
+      "No R session of process %d serves for this user; list_r_sessions shows those that do. Still connected to %s.",
+      pid, session_label(current)
+    )))
+  }
+  if (identical(pid, as.integer(current$pid))) {
+    return(list(text = paste("Already connected to", session_label(target))))
+  }
+  changed <- tryCatch(rust(handle$switch_to(target$url, target$token, max_message_size)), error = identity)
+  if (inherits(changed, "error")) {
+    return(list(is_error = TRUE, text = sprintf(
+      "Could not switch to %s: %s. Still connected to %s.",
+      session_label(target), conditionMessage(changed), session_label(current)
+    )))
+  }
+  message(sprintf("mcp_bridge(): switched to the R session of %s.", session_label(target)))
+  list(
+    session = target, tools_changed = changed,
+    text = paste0(
+      "Switched: the tools now work in the R session of ", session_label(target),
+      ", no longer in that of ", session_label(current), ". ",
+      if (changed) {
+        "Its tools differ from the previous session's: the tool list changed, list the tools again."
+      } else {
+        "It offers the same tools."
+      }
+    )
+  )
 }

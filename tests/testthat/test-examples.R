@@ -148,14 +148,21 @@ example_servers <- list(
 # ---- Chunks that are not run, and why ----------------------------------------
 #
 # None needs a desktop client: mcp_client_install() writes the client's
-# configuration into the session's own home folder. Only the ellmer chunk
-# is left out, where ellmer cannot be installed (it is only on CRAN).
+# configuration into the session's own home folder. Only the ellmer and btw
+# chunks are left out, where those cannot be installed (they are only on CRAN).
 
 example_skips <- list()
 if (!requireNamespace("ellmer", quietly = TRUE)) {
   example_skips[[length(example_skips) + 1L]] <- list(
     doc = "migrating.Rmd", match = "ellmer::tool\\(",
     reason = "needs the ellmer package, which is not installed here"
+  )
+}
+
+if (!requireNamespace("btw", quietly = TRUE)) {
+  example_skips[[length(example_skips) + 1L]] <- list(
+    doc = "session.Rmd", match = "btw::btw_tools\\(",
+    reason = "needs the btw package, which is not installed here (it is only on CRAN)"
   )
 }
 

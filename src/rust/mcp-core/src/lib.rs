@@ -24,13 +24,3 @@ pub mod protocol;
 pub mod stores;
 pub mod transport;
 pub mod util;
-
-// transport/bridge.rs is moved unchanged (another change to it is under way
-// and follows the file), so the old paths it names resolve here until that
-// change lands and the bridge names the new ones.
-use client::http_client;
-mod framing {
-    pub use crate::protocol::framing::{Frame, LineReader};
-    pub use crate::protocol::jsonrpc::sniff_id;
-}
-use util::threads;

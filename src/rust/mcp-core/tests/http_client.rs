@@ -11,6 +11,7 @@ use hyper::body::{Body, Frame};
 use hyper::{Request, Response};
 use mcp_core::client::http_client::{HttpClient, Options, Received};
 use mcp_core::transport::bridge::{self, End};
+use mcp_core::transport::session_bridge::{self, Polled, SessionBridge};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -620,4 +621,166 @@ fn the_bridge_stops_at_once_when_its_output_is_closed() {
     .unwrap();
     assert_eq!(running.join().unwrap(), End::OutputClosed);
     assert_eq!(server.seen().last().unwrap().method, "DELETE");
+}
+
+// ---- The session bridge (`mcp_bridge()` without a URL) -----------------------
+
+fn session_target(server: &TestServer) -> session_bridge::Target {
+    session_bridge::Target {
+        url: server.url.clone(),
+        options: Options {
+            listen: false,
+            ..Options::default()
+        },
+    }
+}
+
+fn read_message(lines: &mut impl Iterator<Item = std::io::Result<String>>) -> Value {
+    serde_json::from_str(&lines.next().expect("a line").unwrap()).unwrap()
+}
+
+/// Polls until the bridge surfaces something other than "running".
+fn poll_until(bridge: &mut SessionBridge) -> Polled {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match bridge.poll(Duration::from_millis(50)) {
+            Polled::Running => assert!(Instant::now() < deadline, "nothing came"),
+            other => return other,
+        }
+    }
+}
+
+#[test]
+fn the_session_bridge_answers_its_own_tools_and_switches_sessions_as_the_client_started() {
+    let first = TestServer::start();
+    let second = TestServer::start();
+    let (bridge_in, mut client_out) = pipe();
+    let (client_in, bridge_out) = pipe();
+    let local = vec![json!({"name": "select_r_session", "inputSchema": {"type": "object"}})];
+    let options = session_bridge::Options {
+        max_message_size: 4096,
+        switch_timeout: Duration::from_secs(10),
+        close_timeout: Duration::from_secs(5),
+        note: "Reached through the bridge.".into(),
+    };
+    let mut bridge = SessionBridge::start(
+        bridge_in,
+        bridge_out,
+        session_target(&first),
+        local,
+        options,
+    )
+    .unwrap();
+    let mut lines = BufReader::new(client_in).lines();
+    let initialize = initialize_request("2025-11-25", json!({"roots": {}}));
+    writeln!(client_out, "{initialize}\n{}", initialized_notification()).unwrap();
+    let started = read_message(&mut lines);
+    assert_eq!(
+        started["result"]["instructions"],
+        "Reached through the bridge."
+    );
+    assert_eq!(
+        started["result"]["capabilities"]["tools"]["listChanged"],
+        true
+    );
+    writeln!(
+        client_out,
+        r#"{{"jsonrpc":"2.0","id":"l","method":"tools/list"}}"#
+    )
+    .unwrap();
+    let listed = read_message(&mut lines);
+    assert_eq!(listed["result"]["tools"][0]["name"], "select_r_session");
+
+    // A local tool's call is the caller's, never the session's.
+    let call = json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"select_r_session","arguments":{"pid":2}}});
+    writeln!(client_out, "{call}").unwrap();
+    let Polled::Call {
+        id,
+        name,
+        arguments,
+    } = poll_until(&mut bridge)
+    else {
+        panic!("expected the local call");
+    };
+    assert_eq!((id.as_str(), name.as_str()), ("7", "select_r_session"));
+    assert_eq!(arguments, json!({"pid": 2}));
+    let switched = bridge.switch(session_target(&second)).unwrap();
+    // The same (empty) tools on both: no change to announce.
+    assert!(!switched.tools_changed);
+    bridge.answer(&id, "Switched.", false);
+    let answer = read_message(&mut lines);
+    assert_eq!(answer["id"], 7);
+    assert_eq!(answer["result"]["content"][0]["text"], "Switched.");
+    assert_eq!(answer["result"]["isError"], false);
+    assert!(answer["result"].get("resultType").is_none());
+    // In the 2026-07-28 envelope, the answer says it is complete.
+    let modern = json!({"jsonrpc":"2.0","id":"m","method":"tools/call","params":{"name":"select_r_session",
+        "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}});
+    writeln!(client_out, "{modern}").unwrap();
+    let Polled::Call {
+        id: modern_id,
+        arguments,
+        ..
+    } = poll_until(&mut bridge)
+    else {
+        panic!("expected the local call");
+    };
+    assert_eq!(arguments, json!({}));
+    bridge.answer(&modern_id, "Listed.", false);
+    let answer = read_message(&mut lines);
+    assert_eq!(answer["id"], "m");
+    assert_eq!(answer["result"]["resultType"], "complete");
+    assert!(first
+        .seen()
+        .iter()
+        .all(|s| s.body["method"] != "tools/call"));
+
+    // The new session was started with the client's own initialize, and
+    // gets what follows.
+    let replayed = second.seen();
+    let init = replayed
+        .iter()
+        .find(|s| s.body["method"] == "initialize")
+        .unwrap();
+    assert_eq!(init.body["params"], initialize["params"]);
+    assert!(replayed
+        .iter()
+        .any(|s| s.body["method"] == "notifications/initialized"));
+    writeln!(
+        client_out,
+        r#"{{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{{"name":"other"}}}}"#
+    )
+    .unwrap();
+    let failed = read_message(&mut lines);
+    assert_eq!(failed["id"], 8);
+    assert!(second.seen().iter().any(|s| s.body["id"] == 8));
+    assert!(first.seen().iter().all(|s| s.body["id"] != 8));
+    // The session left has nothing in flight: its HTTP session is ended.
+    first.wait_for("the old session's DELETE", |log| {
+        log.seen.iter().any(|s| s.method == "DELETE")
+    });
+
+    // A session that cannot be reached: the client stays where it was.
+    let refused = bridge.switch(session_bridge::Target {
+        url: "http://127.0.0.1:1/mcp".into(),
+        options: Options::default(),
+    });
+    assert!(refused.is_err());
+    writeln!(
+        client_out,
+        r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"other"}}}}"#
+    )
+    .unwrap();
+    assert_eq!(read_message(&mut lines)["id"], 9);
+    assert!(second.seen().iter().any(|s| s.body["id"] == 9));
+
+    drop(client_out);
+    assert!(matches!(
+        poll_until(&mut bridge),
+        Polled::InputEnded { unanswered: 0 }
+    ));
+    bridge.close();
+    second.wait_for("the new session's DELETE", |log| {
+        log.seen.iter().any(|s| s.method == "DELETE")
+    });
 }

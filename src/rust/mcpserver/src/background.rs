@@ -50,6 +50,9 @@ extern "C" {
     fn R_ToplevelExec(fun: Option<unsafe extern "C" fn(*mut c_void)>, data: *mut c_void) -> c_int;
     // SEXPs as plain pointers: extendr's SEXPREC is not FFI-safe to name.
     fn Rf_eval(call: *mut c_void, env: *mut c_void) -> *mut c_void;
+    /// Selects on R's input descriptors (R_ext/eventloop.h); the set it
+    /// fills is R's own static one, which the waiting console loop reads.
+    fn R_checkActivity(usec: c_int, ignore_stdin: c_int) -> *mut c_void;
 }
 
 /// The activity number R's event loop reports for this handler (any number
@@ -208,6 +211,13 @@ unsafe extern "C" fn on_wake(_: *mut c_void) {
     drain(fd);
     // An R error ends here, at R's own boundary, with its message printed.
     R_ToplevelExec(Some(run_service), std::ptr::null_mut());
+    // A call may have read the console itself (run_r_code asking "Run it?"
+    // through readline()): the nested read left stdin marked ready in the
+    // set the waiting console loop looks at next, so the loop would block
+    // in its read of stdin, running no handler, until the user typed
+    // again. A select that does not wait refreshes that set to what is
+    // ready now.
+    R_checkActivity(0, 0);
 }
 
 /// Serves `server` from R's event loop: `service` (an R call) runs whenever

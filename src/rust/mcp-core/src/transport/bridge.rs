@@ -3,11 +3,11 @@
 //! MCP server over Streamable HTTP on their behalf.
 //!
 //! Every line the client writes to the bridge's stdin is sent to the server
-//! as is (see [`crate::http_client`] for what HTTP adds: session, version
+//! as is (see [`crate::client::http_client`] for what HTTP adds: session, version
 //! and routing headers); every message the server sends back (answers,
 //! notifications and requests, from any stream) is written to stdout as one
 //! line. Nothing else reaches stdout: the bridge owns the protocol streams
-//! as the stdio server does (see [`crate::transport::StdioGuard`]).
+//! as the stdio server does (see [`crate::transport::stdio::StdioGuard`]).
 //!
 //! At the end of stdin the bridge waits (up to a grace period) for the
 //! answers to the requests already sent, writes them, ends the session with
@@ -15,10 +15,11 @@
 //! at once. Three threads: a reader (stdin to the server), a writer (the
 //! server to stdout), and the caller's, which watches them and for Ctrl-C.
 
-use crate::framing::{sniff_id, Frame, LineReader};
-use crate::http_client::{HttpClient, Received};
-use crate::threads;
-use crate::transport::StoppableInput;
+use crate::client::http_client::{HttpClient, Received};
+use crate::protocol::framing::{Frame, LineReader};
+use crate::protocol::jsonrpc::sniff_id;
+use crate::transport::stdio::StoppableInput;
+use crate::util::threads;
 use std::fs::File;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -15,10 +15,8 @@ pub mod forks;
 pub mod http;
 pub mod memory;
 pub mod server;
+pub mod session_bridge;
 pub mod signals;
 pub mod slots;
 pub mod stdio;
 pub mod trace;
-
-// The bridge names `crate::transport::StoppableInput` (see the crate root).
-use stdio::StoppableInput;
