@@ -125,7 +125,7 @@
 #'   server is busy.
 #' @param worker_grace Seconds a worker whose call was cancelled or ran out
 #'   of time gets to see it ([mcp_cancelled()] turns `TRUE` there; on the
-#'   server's own pool its R code is also interrupted, so `on.exit()` code
+#'   server's machine its R code is also interrupted, so `on.exit()` code
 #'   runs and the worker is kept) and return, before the server kills its
 #'   process. The client is answered at once either way. `0` kills at once.
 #' @param transport `"stdio"` (the default) or `"http"`.
