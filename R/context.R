@@ -37,8 +37,8 @@
 #' process, progress, logs, messages and warnings are relayed to the server
 #' while the call runs. On a cancel the server answers the client at once
 #' and `mcp_cancelled()` turns `TRUE` in the worker (when it runs on the
-#' server's machine); on the server's own pool the worker's R code is also
-#' interrupted (its `on.exit()` code runs and the worker is kept). A worker
+#' server's machine), and the worker's R code is interrupted (its
+#' `on.exit()` code runs and the worker is kept). A worker
 #' that has not returned `worker_grace` seconds later is killed (see
 #' [mcp_server()] and `vignette("concurrency")`, which says what each
 #' future backend gets). A time limit ends a worker's call the same way.

@@ -125,7 +125,7 @@
 #'   server is busy.
 #' @param worker_grace Seconds a worker whose call was cancelled or ran out
 #'   of time gets to see it ([mcp_cancelled()] turns `TRUE` there; on the
-#'   server's own pool its R code is also interrupted, so `on.exit()` code
+#'   server's machine its R code is also interrupted, so `on.exit()` code
 #'   runs and the worker is kept) and return, before the server kills its
 #'   process. The client is answered at once either way. `0` kills at once.
 #' @param transport `"stdio"` (the default) or `"http"`.
@@ -329,10 +329,15 @@ serve <- function(server, served, pool = NULL) {
 }
 
 # The loop proper; the handler above is set up once, not per call.
+# After a call, the next look for one does not wait: calls sent together
+# (an agent's parallel calls) are all dispatched to workers at once,
+# instead of one per wait on the workers' connections.
 serve_calls <- function(server, served, pool) {
+  took_one <- FALSE
   repeat {
-    job <- server$poll(poll_wait_ms(pool))
+    job <- server$poll(if (took_one) 0L else poll_wait_ms(pool))
     workers_service(server, pool)
+    took_one <- !is.null(job)
     if (is.null(job)) next
     if (is.character(job)) return(job)
     if (is_worker_job(pool, job)) {

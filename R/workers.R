@@ -270,7 +270,7 @@ workers_service <- function(server, pool) {
 check_stop <- function(server, pool, call) {
   if (stopped_by_server(server, call)) {
     flag_cancelled(call)
-    call$interrupt_wanted <- identical(pool$backend, "psock") && pool$grace > 0
+    call$interrupt_wanted <- pool$grace > 0
     interrupt_if_running(call)
     call$kill_at <- Sys.time() + pool$grace
     check_grace(call)
@@ -278,15 +278,25 @@ check_stop <- function(server, pool, call) {
 }
 
 # Only once the tool runs (its worker said "started"): an interrupt that
-# reached parallel's worker loop while it reads the call could leave the
-# connection out of step. One that comes just after the tool returned is
-# swallowed by that loop with the answer; the grace period then ends it.
+# reached the worker's loop (parallel's, or future's on it) while it reads
+# the call could leave the connection out of step. One that comes just
+# after the tool returned is swallowed by that loop with the answer; the
+# grace period then ends it. Any backend whose worker runs on this machine
+# and said which process it is can be interrupted (the server's own pool,
+# multisession, multicore, callr, a local cluster).
 interrupt_if_running <- function(call) {
-  if (isTRUE(call$interrupt_wanted) && isTRUE(call$running_tool) && !isTRUE(call$interrupted)) {
+  if (isTRUE(call$interrupt_wanted) && isTRUE(call$running_tool) && !isTRUE(call$interrupted) &&
+    runs_here(call)) {
     call$interrupted <- TRUE
-    if (!is.null(call$pid)) tools::pskill(call$pid, tools::SIGINT)
+    tools::pskill(call$pid, tools::SIGINT)
   }
   invisible()
+}
+
+# Whether the worker of `call` is a process of this machine the server knows.
+runs_here <- function(call) {
+  here <- Sys.info()[["nodename"]]
+  !is.null(call$pid) && identical(call$host %||% here, here)
 }
 
 # The worker of an answered call had its time to return: stop it.

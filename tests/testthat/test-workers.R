@@ -264,9 +264,9 @@ test_that("a call cancelled while it waits for a worker never starts", {
 empty <- setNames(list(), character())
 
 start_asking <- function(env = parent.frame(), workers = 1, version = "2025-11-25",
-                         capabilities = list(elicitation = empty), grace = 1) {
+                         capabilities = list(elicitation = empty), grace = 1, plan = "") {
   client <- start_server(fixture("workers.R"), env = env, extra_env = c(
-    TEST_WORKERS = workers, TEST_WORKER_GRACE = grace
+    TEST_WORKERS = workers, TEST_WORKER_GRACE = grace, TEST_PLAN = plan
   ))
   client$rev <- version
   request(client, 0, "initialize", list(
@@ -578,9 +578,8 @@ test_that("concurrent tools without the globals package are refused before the s
   expect_no_match(said, "SERVING STARTED")
 })
 
-test_that("a cancel interrupts the worker's R code: on.exit() runs and the worker is kept", {
-  # A long grace: the worker must return because it was interrupted, not be killed.
-  client <- start_asking(workers = 1, grace = 120)
+# A long grace: the worker must return because it was interrupted, not be killed.
+expect_cancel_interrupts <- function(client, one_worker = TRUE) {
   file <- withr::local_tempfile()
   send_call(client, "i", "interruptible", list(file = file))
   pid <- wait_for_pid(file)
@@ -590,9 +589,25 @@ test_that("a cancel interrupts the worker's R code: on.exit() runs and the worke
   expect_equal(readLines(file), c(as.character(pid), "cleaned up"))
   expect_true(process_alive(pid))
   send_call(client, "again", "nap", list(seconds = 0))
-  expect_equal(answers_to(client, "again")$again$result$structuredContent$pid, pid)
+  again <- answers_to(client, "again")$again$result
+  expect_false(isTRUE(again$isError))
+  if (one_worker) expect_equal(again$structuredContent$pid, pid)
   expect_equal(finish(client), 0)
   expect_false(any(vapply(client$log, function(e) grepl('"id":"i"', e$line, fixed = TRUE), logical(1))))
+}
+
+test_that("a cancel interrupts the worker's R code: on.exit() runs and the worker is kept", {
+  expect_cancel_interrupts(start_asking(workers = 1, grace = 120))
+})
+
+test_that("on a multisession plan too, a cancel interrupts the worker's R code and keeps the worker", {
+  # Two workers: future runs a one-worker multisession plan sequentially.
+  expect_cancel_interrupts(start_asking(workers = 2, grace = 120, plan = "multisession"), one_worker = FALSE)
+})
+
+test_that("on a multicore plan, a cancel interrupts the forked worker's R code", {
+  skip_on_os("windows")
+  expect_cancel_interrupts(start_asking(workers = 2, grace = 120, plan = "multicore"), one_worker = FALSE)
 })
 
 test_that("a worker says which it is, in mcp_request() and in the server's log", {
