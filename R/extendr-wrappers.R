@@ -162,7 +162,7 @@ type_schema_ <- function(x, pretty) .Call(wrap__type_schema_, x, pretty)
 input_schema_properties_ <- function(schema) .Call(wrap__input_schema_properties_, schema)
 
 #' A running session bridge (`mcp_bridge()` without a URL, see
-#' `mcp_core::session_bridge`): R polls it for calls of the bridge's own
+#' `mcp_core::transport::session_bridge`): R polls it for calls of the bridge's own
 #' tools, answers them, and switches sessions.
 #' @noRd
 #'
