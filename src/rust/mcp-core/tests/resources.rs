@@ -86,7 +86,6 @@ trait Steps {
     fn finish(&mut self, job: u64, outcome: Outcome) -> Value;
     fn updated(&mut self, uri: &str) -> Vec<Value>;
     fn initialize(&mut self, version: &str) -> Value;
-    fn msg(&self, id: u64, method: &str, params: Value) -> Value;
 }
 
 impl Steps for Harness {
@@ -118,18 +117,6 @@ impl Steps for Harness {
         self.rev = Revision::parse(version).unwrap();
         check_message(self.rev, &r, Some("InitializeResult"));
         r
-    }
-
-    /// A request of the revision in use (2026-07-28 with its envelope).
-    fn msg(&self, id: u64, method: &str, params: Value) -> Value {
-        let mut params = params;
-        if self.rev.is_modern() {
-            params["_meta"] = json!({
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            });
-        }
-        json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})
     }
 }
 

@@ -9,7 +9,7 @@
 use mcp_core::engine::registry::Registry;
 use mcp_core::engine::{Config, Engine, Job, JobId, Outcome, Output};
 use mcp_core::protocol::revision::Revision;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,6 +20,9 @@ pub struct Harness {
     pub rev: Revision,
     /// Check every message written against the wire schema of `rev`.
     pub check_written: bool,
+    /// The client capabilities the test declares (what the file's own
+    /// helpers send; `{}` unless set).
+    pub caps: Value,
     /// Calls to run, in the order the engine handed them over.
     pub jobs: Vec<Job>,
     pub cancels: Vec<JobId>,
@@ -50,6 +53,7 @@ impl Harness {
             engine,
             rev: Revision::LATEST_LEGACY,
             check_written: false,
+            caps: Value::Object(Default::default()),
             jobs: Vec::new(),
             cancels: Vec::new(),
             due: Vec::new(),
@@ -132,6 +136,25 @@ impl Harness {
         let mut out = Vec::new();
         self.engine.on_completed(job, outcome, &mut out);
         self.collect(out)
+    }
+
+    /// A request of the revision in use: on 2026-07-28 with the envelope
+    /// naming the revision and `caps`.
+    pub fn msg(&self, id: u64, method: &str, mut params: Value) -> Value {
+        if self.rev.is_modern() {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": self.rev.as_str(),
+                "io.modelcontextprotocol/clientCapabilities": self.caps,
+            });
+        }
+        json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})
+    }
+
+    /// Sends a request of the revision in use (see [`Harness::msg`]) and
+    /// returns its only response.
+    pub fn rpc(&mut self, id: u64, method: &str, params: Value) -> Value {
+        let msg = self.msg(id, method, params);
+        self.request(msg)
     }
 
     /// `job` asks the client for input under `key`.
