@@ -6,15 +6,15 @@
 mod common;
 
 use common::check_message;
+use common::harness::Harness;
 use mcp_core::engine::registry::Registry;
 use mcp_core::engine::result::{Block, Content, ResourceBody, ToolResult};
-use mcp_core::engine::{Config, Engine, Job, Outcome, Output};
+use mcp_core::engine::{Config, Outcome, Output};
 use mcp_core::protocol::app;
 use mcp_core::protocol::revision::Revision;
 use mcp_core::protocol::tool::{TaskSupport, ToolDef};
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 const CHART: &str = "ui://chart/app.html";
 const HTML: &str = "<!DOCTYPE html><html><head></head><body>chart</body></html>";
@@ -60,70 +60,30 @@ fn ui_caps() -> Value {
     json!({"extensions": {app::EXTENSION: {"mimeTypes": [app::MIME_TYPE]}}})
 }
 
-struct Harness {
-    engine: Engine,
-    registry: Arc<Registry>,
-    jobs: Vec<Job>,
-    rev: Revision,
-    caps: Value,
+/// A harness on `version` declaring `caps`, initialised unless it is
+/// 2026-07-28.
+fn harness(registry: Registry, version: &str, caps: Value) -> Harness {
+    let mut h = Harness::new(Config::default(), registry);
+    h.rev = Revision::parse(version).unwrap();
+    h.caps = caps;
+    if !h.rev.is_modern() {
+        let r = h.request(
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion": version, "capabilities": h.caps.clone(),
+            "clientInfo": {"name":"c","version":"1"}}}),
+        );
+        check_message(h.rev, &r, Some("InitializeResult"));
+    }
+    h
 }
 
-impl Harness {
-    fn with(registry: Registry, version: &str, caps: Value) -> Harness {
-        let registry = Arc::new(registry);
-        let mut h = Harness {
-            engine: Engine::new(Arc::new(Config::default()), registry.clone()),
-            registry,
-            jobs: Vec::new(),
-            rev: Revision::parse(version).unwrap(),
-            caps,
-        };
-        if !h.rev.is_modern() {
-            let r = h.request(
-                json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-                "protocolVersion": version, "capabilities": h.caps.clone(),
-                "clientInfo": {"name":"c","version":"1"}}}),
-            );
-            check_message(h.rev, &r, Some("InitializeResult"));
-        }
-        h
-    }
+/// What these tests do besides sending and collecting.
+trait Steps {
+    fn capabilities(&mut self) -> Value;
+    fn tools(&mut self) -> Vec<Value>;
+}
 
-    fn send(&mut self, msg: Value) -> Vec<Value> {
-        let mut out = Vec::new();
-        self.engine.on_line(msg.to_string().as_bytes(), &mut out);
-        let mut written = Vec::new();
-        for o in out {
-            match o {
-                Output::Write(line) => written.push(serde_json::from_str(&line).unwrap()),
-                Output::Run(mut job) => {
-                    job.read_arguments(&self.registry).unwrap();
-                    self.jobs.push(*job);
-                }
-                _ => {}
-            }
-        }
-        written
-    }
-
-    fn request(&mut self, msg: Value) -> Value {
-        let mut got = self.send(msg.clone());
-        assert_eq!(got.len(), 1, "one response to {msg}, got {got:?}");
-        got.remove(0)
-    }
-
-    /// A request of the revision in use (2026-07-28 with its envelope).
-    fn msg(&self, id: u64, method: &str, params: Value) -> Value {
-        let mut params = params;
-        if self.rev.is_modern() {
-            params["_meta"] = json!({
-                "io.modelcontextprotocol/protocolVersion": self.rev.as_str(),
-                "io.modelcontextprotocol/clientCapabilities": self.caps,
-            });
-        }
-        json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})
-    }
-
+impl Steps for Harness {
     fn capabilities(&mut self) -> Value {
         if self.rev.is_modern() {
             let r = self.request(self.msg(1, "server/discover", json!({})));
@@ -192,7 +152,7 @@ fn names(tools: &[Value]) -> Vec<&str> {
 fn the_extension_is_declared_in_both_eras_where_tools_carry_meta() {
     for version in every_revision() {
         for caps in [json!({}), ui_caps()] {
-            let mut h = Harness::with(registry(false), version, caps);
+            let mut h = harness(registry(false), version, caps);
             let got = h.capabilities();
             let declared = got["extensions"].get(app::EXTENSION).cloned();
             let offered = app::offered_on(h.rev);
@@ -203,19 +163,19 @@ fn the_extension_is_declared_in_both_eras_where_tools_carry_meta() {
     }
     // A server of plain tools declares no extension.
     let plain = Registry::new(vec![def("plain", Value::Null)]).unwrap();
-    let mut h = Harness::with(plain, "2026-07-28", ui_caps());
+    let mut h = harness(plain, "2026-07-28", ui_caps());
     assert!(h.capabilities().get("extensions").is_none());
 }
 
 #[test]
 fn the_extension_sits_beside_the_tasks_extension() {
-    let mut h = Harness::with(registry(true), "2026-07-28", ui_caps());
+    let mut h = harness(registry(true), "2026-07-28", ui_caps());
     let caps = h.capabilities();
     assert_eq!(
         caps["extensions"],
         json!({"io.modelcontextprotocol/tasks": {}, app::EXTENSION: {}})
     );
-    let mut h = Harness::with(registry(true), "2025-11-25", ui_caps());
+    let mut h = harness(registry(true), "2025-11-25", ui_caps());
     let caps = h.capabilities();
     assert_eq!(caps["extensions"], json!({app::EXTENSION: {}}));
     assert!(caps["tasks"].is_object());
@@ -224,7 +184,7 @@ fn the_extension_sits_beside_the_tasks_extension() {
 #[test]
 fn hosts_that_declared_it_see_the_ui_metadata_and_the_app_only_tools() {
     for version in with_meta() {
-        let mut h = Harness::with(registry(false), version, ui_caps());
+        let mut h = harness(registry(false), version, ui_caps());
         let tools = h.tools();
         assert_eq!(names(&tools), ["chart", "page", "plain"], "{version}");
         assert_eq!(
@@ -247,7 +207,7 @@ fn other_clients_see_the_plain_tools_unchanged() {
             json!({"extensions": {app::EXTENSION: {}}}),
             json!({"extensions": {app::EXTENSION: {"mimeTypes": ["text/html"]}}}),
         ] {
-            let mut h = Harness::with(registry(false), version, caps.clone());
+            let mut h = harness(registry(false), version, caps.clone());
             let tools = h.tools();
             assert_eq!(names(&tools), ["chart", "plain"], "{version} {caps}");
             let expected: Map<String, Value> = json!({"owner": "r"}).as_object().unwrap().clone();
@@ -260,14 +220,14 @@ fn other_clients_see_the_plain_tools_unchanged() {
     }
     // Before 2025-06-18 even a host that declared it gets the plain tools.
     for version in ["2024-11-05", "2025-03-26"] {
-        let mut h = Harness::with(registry(false), version, ui_caps());
+        let mut h = harness(registry(false), version, ui_caps());
         assert_eq!(names(&h.tools()), ["chart", "plain"]);
     }
 }
 
 #[test]
 fn a_2026_client_is_answered_by_the_capabilities_of_each_request() {
-    let mut h = Harness::with(registry(false), "2026-07-28", ui_caps());
+    let mut h = harness(registry(false), "2026-07-28", ui_caps());
     assert_eq!(names(&h.tools()), ["chart", "page", "plain"]);
     h.caps = json!({});
     assert_eq!(names(&h.tools()), ["chart", "plain"]);
@@ -276,7 +236,7 @@ fn a_2026_client_is_answered_by_the_capabilities_of_each_request() {
 #[test]
 fn the_app_document_is_read_but_not_listed() {
     for version in with_meta() {
-        let mut h = Harness::with(registry(false), version, ui_caps());
+        let mut h = harness(registry(false), version, ui_caps());
         let r = h.request(h.msg(3, "resources/list", json!({})));
         check_message(h.rev, &r, Some("ListResourcesResult"));
         assert_eq!(r["result"]["resources"], json!([]));

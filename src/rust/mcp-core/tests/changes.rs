@@ -5,15 +5,14 @@
 
 mod common;
 
-use common::{check_message, done_text};
+use common::done_text;
 use mcp_core::engine::registry::{Entry, Kinds, Live, Registry};
-use mcp_core::engine::{Config, Engine, Job, Output, Shared, CHANGED_LIST_TTL_MS};
+use mcp_core::engine::{Config, Engine, Shared, CHANGED_LIST_TTL_MS};
 use mcp_core::protocol::revision::Revision;
 use mcp_core::protocol::tool::ToolDef;
 use serde_json::{json, Value};
+use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
-
-const MODERN: &str = "2026-07-28";
 
 fn def(name: &str) -> ToolDef {
     ToolDef {
@@ -64,11 +63,24 @@ fn tools_after(old: &Registry, names: &[&str], catalog: Option<&Value>) -> Regis
     Registry::build(entries, text.as_deref(), Some(old)).unwrap()
 }
 
+/// The shared harness on an engine whose registry can be replaced while it
+/// serves, as `mcp_add()` does; every message checked against the schema.
 struct Harness {
+    base: common::harness::Harness,
     live: Arc<Live>,
-    engine: Engine,
-    rev: Revision,
-    jobs: Vec<Job>,
+}
+
+impl Deref for Harness {
+    type Target = common::harness::Harness;
+    fn deref(&self) -> &Self::Target {
+        &self.base
+    }
+}
+
+impl DerefMut for Harness {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.base
+    }
 }
 
 impl Harness {
@@ -76,44 +88,9 @@ impl Harness {
         let config = Arc::new(Config::default());
         let live = Live::new(Arc::new(registry));
         let engine = Engine::sharing(config.clone(), live.clone(), &Shared::new(&config));
-        Harness {
-            live,
-            engine,
-            rev: Revision::LATEST_LEGACY,
-            jobs: Vec::new(),
-        }
-    }
-
-    fn collect(&mut self, out: Vec<Output>) -> Vec<Value> {
-        let mut written = Vec::new();
-        for o in out {
-            match o {
-                Output::Write(line) | Output::ToListener(_, line) => {
-                    let msg: Value = serde_json::from_str(&line).unwrap();
-                    check_message(self.rev, &msg, None);
-                    written.push(msg);
-                }
-                Output::Run(mut job) => {
-                    let registry = job.registry.clone();
-                    job.read_arguments(&registry).unwrap();
-                    self.jobs.push(*job);
-                }
-                _ => {}
-            }
-        }
-        written
-    }
-
-    fn send(&mut self, msg: Value) -> Vec<Value> {
-        let mut out = Vec::new();
-        self.engine.on_line(msg.to_string().as_bytes(), &mut out);
-        self.collect(out)
-    }
-
-    fn request(&mut self, msg: Value) -> Value {
-        let mut got = self.send(msg.clone());
-        assert_eq!(got.len(), 1, "one response to {msg}, got {got:?}");
-        got.remove(0)
+        let mut base = common::harness::Harness::on(engine);
+        base.check_written = true;
+        Harness { base, live }
     }
 
     fn initialize(&mut self) {
@@ -141,18 +118,8 @@ impl Harness {
         (changed, self.collect(out))
     }
 
-    fn msg(&self, id: u64, method: &str, mut params: Value) -> Value {
-        if self.rev.is_modern() {
-            params["_meta"] = json!({
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            });
-        }
-        json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})
-    }
-
     fn tool_names(&mut self, id: u64) -> Vec<String> {
-        let r = self.request(self.msg(id, "tools/list", json!({})));
+        let r = self.rpc(id, "tools/list", json!({}));
         r["result"]["tools"]
             .as_array()
             .unwrap()
@@ -228,7 +195,7 @@ fn a_session_hears_only_of_the_lists_it_was_told_about() {
     let (_, written) = h.change(tools_after(&current, &["a"], None));
     assert_eq!(methods(&written), ["notifications/prompts/list_changed"]);
     // The capability, once declared, stays: the list is empty, not gone.
-    let r = h.request(h.msg(5, "prompts/list", json!({})));
+    let r = h.rpc(5, "prompts/list", json!({}));
     assert_eq!(r["result"]["prompts"], json!([]));
 }
 
@@ -248,21 +215,21 @@ impl Harness {
 fn listen_streams_hear_of_the_lists_they_asked_for_tagged() {
     let mut h = Harness::with(tools(&["a"]));
     h.rev = Revision::V2026_07_28;
-    let ack = h.request(h.msg(
+    let ack = h.rpc(
         7,
         "subscriptions/listen",
         json!({"notifications": {"toolsListChanged": true, "promptsListChanged": true}}),
-    ));
+    );
     // No prompts are served: only the tools' changes are honoured.
     assert_eq!(
         ack["params"]["notifications"],
         json!({"toolsListChanged": true})
     );
-    let ack = h.request(h.msg(
+    let ack = h.rpc(
         8,
         "subscriptions/listen",
         json!({"notifications": {"resourcesListChanged": true}}),
-    ));
+    );
     assert_eq!(ack["params"]["notifications"], json!({}));
     let current = h.live.current();
     let (_, written) = h.change(tools_after(&current, &["a", "b"], None));
@@ -329,7 +296,7 @@ fn changed_lists_carry_a_short_caching_hint() {
     let mut h = Harness::with(start);
     h.rev = Revision::V2026_07_28;
     let ttl = |h: &mut Harness, id, method: &str| {
-        let r = h.request(h.msg(id, method, json!({})));
+        let r = h.rpc(id, method, json!({}));
         r["result"]["ttlMs"].as_u64().unwrap()
     };
     let long = Config::default().list_ttl_ms;
@@ -410,6 +377,6 @@ fn a_server_told_to_serve_resources_declares_them_before_it_has_any() {
         json!({"subscribe": true, "listChanged": true})
     );
     assert!(caps.get("prompts").is_none());
-    let r = h.request(h.msg(2, "resources/list", json!({})));
+    let r = h.rpc(2, "resources/list", json!({}));
     assert_eq!(r["result"]["resources"], json!([]));
 }

@@ -4,82 +4,39 @@
 
 mod common;
 
+use common::harness::Harness;
 use common::{assert_valid, check_message, done_text};
 use mcp_core::engine::registry::Registry;
-use mcp_core::engine::{input_mode, Config, Engine, InputMode, Job, Outcome, Output};
+use mcp_core::engine::{input_mode, Config, InputMode, Job, Outcome};
 use mcp_core::protocol::revision::Revision;
 use mcp_core::protocol::tool::ToolDef;
 use serde_json::{json, Value};
-use std::sync::Arc;
 
 const MODERN: Revision = Revision::V2026_07_28;
 
-struct H {
-    engine: Engine,
-    registry: Arc<Registry>,
-    jobs: Vec<Job>,
-    answers: Vec<(u64, Result<Value, String>)>,
+/// An engine serving one tool, `ask`, with a request-state key.
+fn harness() -> Harness {
+    let registry = Registry::new(vec![ToolDef {
+        name: "ask".into(),
+        description: Some("asks".into()),
+        input_schema: json!({"type":"object","properties":{}}),
+        ..ToolDef::default()
+    }])
+    .unwrap();
+    let config = Config {
+        request_state_key: Some(b"test key".to_vec()),
+        ..Config::default()
+    };
+    Harness::new(config, registry)
 }
 
-impl H {
-    fn new() -> H {
-        let registry = Arc::new(
-            Registry::new(vec![ToolDef {
-                name: "ask".into(),
-                description: Some("asks".into()),
-                input_schema: json!({"type":"object","properties":{}}),
-                ..ToolDef::default()
-            }])
-            .unwrap(),
-        );
-        let config = Config {
-            request_state_key: Some(b"test key".to_vec()),
-            ..Config::default()
-        };
-        H {
-            engine: Engine::new(Arc::new(config), registry.clone()),
-            registry,
-            jobs: Vec::new(),
-            answers: Vec::new(),
-        }
-    }
+/// What these tests do besides sending and collecting.
+trait Steps {
+    fn init(&mut self, version: &str, capabilities: Value);
+    fn legacy_call(&mut self, id: u64) -> Job;
+}
 
-    fn collect(&mut self, out: Vec<Output>) -> Vec<Value> {
-        let mut written = Vec::new();
-        for o in out {
-            match o {
-                Output::Write(line) | Output::ToListener(_, line) => {
-                    written.push(serde_json::from_str(&line).unwrap())
-                }
-                Output::Run(mut job) => {
-                    job.read_arguments(&self.registry).unwrap();
-                    self.jobs.push(*job);
-                }
-                Output::Answer(job, a) => self.answers.push((job, a)),
-                _ => {}
-            }
-        }
-        written
-    }
-
-    fn send(&mut self, msg: Value) -> Vec<Value> {
-        let mut out = Vec::new();
-        self.engine.on_line(msg.to_string().as_bytes(), &mut out);
-        self.collect(out)
-    }
-
-    fn complete(&mut self, job: u64, outcome: Outcome) -> Vec<Value> {
-        let mut out = Vec::new();
-        self.engine.on_completed(job, outcome, &mut out);
-        self.collect(out)
-    }
-
-    fn ask(&mut self, job: u64, key: &str, request: Value) -> Vec<Value> {
-        let mut out = Vec::new();
-        self.engine.on_ask(job, key.into(), request, &mut out);
-        self.collect(out)
-    }
-
+impl Steps for Harness {
     fn init(&mut self, version: &str, capabilities: Value) {
         self.send(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
             "protocolVersion":version,"capabilities":capabilities,"clientInfo":{"name":"t","version":"1"}}}));
@@ -124,7 +81,7 @@ fn sampled(text: &str) -> Value {
 
 #[test]
 fn several_requests_are_asked_in_one_round_and_answered_together() {
-    let mut h = H::new();
+    let mut h = harness();
     let all = json!({"elicitation":{},"sampling":{},"roots":{"listChanged":true}});
     assert!(h.send(modern_call(1, all.clone(), json!({}))).is_empty());
     let job = h.jobs.pop().unwrap();
@@ -192,7 +149,7 @@ fn several_requests_are_asked_in_one_round_and_answered_together() {
 
 #[test]
 fn requests_without_their_capability_name_every_missing_one() {
-    let mut h = H::new();
+    let mut h = harness();
     assert!(h
         .send(modern_call(1, json!({"sampling":{}}), json!({})))
         .is_empty());
@@ -262,7 +219,7 @@ fn input_modes_follow_each_method_and_revision() {
 fn handshake_era_sampling_and_roots_are_requests_to_the_client() {
     for version in ["2024-11-05", "2025-06-18", "2025-11-25"] {
         let rev = Revision::parse(version).unwrap();
-        let mut h = H::new();
+        let mut h = harness();
         h.init(version, json!({"sampling":{},"roots":{}}));
         let job = h.legacy_call(1);
         let sent = h.ask(job.id, "q", sample("What is the capital of France?", 100));
@@ -301,7 +258,7 @@ fn elicitation_forms_are_shaped_for_the_revision() {
         "status":{"type":"string","enum":["active","inactive"],"default":"active"},
         "verified":{"type":"boolean","default":true}}});
 
-    let mut h = H::new();
+    let mut h = harness();
     h.init("2025-06-18", json!({"elicitation":{}}));
     let job = h.legacy_call(1);
     let sent = h.ask(job.id, "a", elicit(titled.clone()));
@@ -326,7 +283,7 @@ fn elicitation_forms_are_shaped_for_the_revision() {
     let (_, got) = h.answers.pop().unwrap();
     assert!(got.unwrap_err().contains("several choices"));
 
-    let mut h = H::new();
+    let mut h = harness();
     h.init("2025-11-25", json!({"elicitation":{}}));
     let job = h.legacy_call(1);
     for (key, request) in [
@@ -352,13 +309,13 @@ fn elicitation_forms_are_shaped_for_the_revision() {
 fn audio_is_sampled_only_where_the_revision_has_it() {
     let audio = json!({"method":"sampling/createMessage","params":{"maxTokens":10,"messages":[
         {"role":"user","content":{"type":"audio","data":"AAAA","mimeType":"audio/wav"}}]}});
-    let mut h = H::new();
+    let mut h = harness();
     h.init("2024-11-05", json!({"sampling":{}}));
     let job = h.legacy_call(1);
     assert!(h.ask(job.id, "a", audio.clone()).is_empty());
     let (_, got) = h.answers.pop().unwrap();
     assert!(got.unwrap_err().contains("cannot carry audio"));
-    let mut h = H::new();
+    let mut h = harness();
     h.init("2025-03-26", json!({"sampling":{}}));
     let job = h.legacy_call(1);
     let sent = h.ask(job.id, "a", audio);
@@ -367,7 +324,7 @@ fn audio_is_sampled_only_where_the_revision_has_it() {
 
 #[test]
 fn a_retry_without_state_answers_the_first_round() {
-    let mut h = H::new();
+    let mut h = harness();
     let caps = json!({"elicitation":{}});
     let name = json!({"action":"accept","content":{"name":"Alice"}});
     // Answers sent without a requestState, next to keys nobody asked: the

@@ -5,14 +5,14 @@
 mod common;
 
 use common::check_message;
+use common::harness::Harness;
 use mcp_core::engine::registry::Registry;
 use mcp_core::engine::result::{Block, Content, ResourceBody, ToolResult};
-use mcp_core::engine::{Config, Engine, Job, Outcome, Output};
+use mcp_core::engine::{Config, Job, Outcome};
 use mcp_core::protocol::revision::Revision;
 use mcp_core::protocol::tool::ToolDef;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use std::sync::Arc;
 use std::time::Duration;
 
 const LEGACY: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -76,60 +76,19 @@ fn registry() -> Registry {
     Registry::with_catalog(defs, &catalog.to_string()).unwrap()
 }
 
-struct Harness {
-    engine: Engine,
-    registry: Arc<Registry>,
-    jobs: Vec<Job>,
-    cancels: Vec<u64>,
-    rev: Revision,
+fn harness(registry: Registry) -> Harness {
+    Harness::new(Config::default(), registry)
 }
 
-impl Harness {
-    fn with(registry: Registry) -> Harness {
-        let registry = Arc::new(registry);
-        Harness {
-            engine: Engine::new(Arc::new(Config::default()), registry.clone()),
-            registry,
-            jobs: Vec::new(),
-            cancels: Vec::new(),
-            rev: Revision::LATEST_LEGACY,
-        }
-    }
+/// What these tests do besides sending and collecting.
+trait Steps {
+    fn run(&mut self, msg: Value) -> Job;
+    fn finish(&mut self, job: u64, outcome: Outcome) -> Value;
+    fn updated(&mut self, uri: &str) -> Vec<Value>;
+    fn initialize(&mut self, version: &str) -> Value;
+}
 
-    fn new() -> Harness {
-        Harness::with(registry())
-    }
-
-    fn collect(&mut self, out: Vec<Output>) -> Vec<Value> {
-        let mut written = Vec::new();
-        for o in out {
-            match o {
-                Output::Write(line) | Output::ToListener(_, line) => {
-                    written.push(serde_json::from_str(&line).unwrap())
-                }
-                Output::Run(mut job) => {
-                    job.read_arguments(&self.registry).unwrap();
-                    self.jobs.push(*job);
-                }
-                Output::Cancel(job) => self.cancels.push(job),
-                _ => {}
-            }
-        }
-        written
-    }
-
-    fn send(&mut self, msg: Value) -> Vec<Value> {
-        let mut out = Vec::new();
-        self.engine.on_line(msg.to_string().as_bytes(), &mut out);
-        self.collect(out)
-    }
-
-    fn request(&mut self, msg: Value) -> Value {
-        let mut got = self.send(msg.clone());
-        assert_eq!(got.len(), 1, "one response to {msg}, got {got:?}");
-        got.remove(0)
-    }
-
+impl Steps for Harness {
     /// Sends a request that runs a handler; returns the job.
     fn run(&mut self, msg: Value) -> Job {
         let got = self.send(msg.clone());
@@ -138,9 +97,7 @@ impl Harness {
     }
 
     fn finish(&mut self, job: u64, outcome: Outcome) -> Value {
-        let mut out = Vec::new();
-        self.engine.on_completed(job, outcome, &mut out);
-        let mut got = self.collect(out);
+        let mut got = self.complete(job, outcome);
         assert_eq!(got.len(), 1, "{got:?}");
         got.remove(0)
     }
@@ -161,23 +118,11 @@ impl Harness {
         check_message(self.rev, &r, Some("InitializeResult"));
         r
     }
-
-    /// A request of the revision in use (2026-07-28 with its envelope).
-    fn msg(&self, id: u64, method: &str, params: Value) -> Value {
-        let mut params = params;
-        if self.rev.is_modern() {
-            params["_meta"] = json!({
-                "io.modelcontextprotocol/protocolVersion": MODERN,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            });
-        }
-        json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})
-    }
 }
 
 /// A harness on `version`, initialised unless it is 2026-07-28.
 fn on(version: &str) -> Harness {
-    let mut h = Harness::new();
+    let mut h = harness(registry());
     if version == MODERN {
         h.rev = Revision::V2026_07_28;
     } else {
@@ -247,7 +192,7 @@ fn capabilities_are_declared_for_what_is_served() {
 
 #[test]
 fn a_server_of_tools_alone_refuses_the_catalog_methods() {
-    let mut h = Harness::with(Registry::new(vec![def("echo")]).unwrap());
+    let mut h = harness(Registry::new(vec![def("echo")]).unwrap());
     let r = h.initialize("2025-11-25");
     let caps = &r["result"]["capabilities"];
     assert!(caps.get("resources").is_none() && caps.get("prompts").is_none());
@@ -757,7 +702,7 @@ fn listen_streams_get_updates_for_the_uris_they_asked_for() {
 
 #[test]
 fn a_listen_without_resources_served_honours_no_uris() {
-    let mut h = Harness::with(Registry::new(vec![def("echo")]).unwrap());
+    let mut h = harness(Registry::new(vec![def("echo")]).unwrap());
     h.rev = Revision::V2026_07_28;
     let params = json!({"notifications": {"resourceSubscriptions": ["test://x"]}});
     let ack = h.request(h.msg(1, "subscriptions/listen", params));

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod harness;
+
 use jsonschema::Validator;
 use mcp_core::engine::result::{Block, ToolResult};
 use mcp_core::engine::Outcome;

@@ -4,9 +4,9 @@ use super::*;
 
 #[test]
 fn batches_belong_to_2025_03_26() {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-03-26");
-    let r = h.send(
+    let r = h.send_line(
         r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]"#,
     );
     assert_eq!(r.len(), 1);
@@ -17,13 +17,13 @@ fn batches_belong_to_2025_03_26() {
     common::assert_valid(Revision::V2025_03_26, "JSONRPCBatchResponse", &r[0]);
 
     assert!(h
-        .send(r#"[{"jsonrpc":"2.0","method":"notifications/x"}]"#)
+        .send_line(r#"[{"jsonrpc":"2.0","method":"notifications/x"}]"#)
         .is_empty());
-    let r = h.send("[]");
+    let r = h.send_line("[]");
     assert_eq!(r[0]["error"]["code"], -32600);
 
     // A batch holding a tool call is answered when the call finishes.
-    let r = h.send(
+    let r = h.send_line(
         r#"[{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":2}}},{"jsonrpc":"2.0","id":"b","method":"ping"},5]"#,
     );
     assert!(r.is_empty());
@@ -37,25 +37,25 @@ fn batches_belong_to_2025_03_26() {
     assert!(items.iter().any(|m| m["id"] == "b"));
     assert!(items.iter().any(|m| m["error"]["code"] == -32600));
 
-    let r = h.send(r#"[{"jsonrpc":"2.0","id":9,"method":"initialize","params":{}}]"#);
+    let r = h.send_line(r#"[{"jsonrpc":"2.0","id":9,"method":"initialize","params":{}}]"#);
     assert_eq!(
         r[0][0]["error"]["code"], -32600,
         "initialize is never batched"
     );
 
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-06-18");
-    let r = h.send(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+    let r = h.send_line(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
     assert_eq!(r[0]["error"]["code"], -32600);
 }
 
 #[test]
 fn a_batch_is_answered_whole_even_with_odd_members() {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-03-26");
     // An id used twice: the first use is answered, the second refused, in
     // the one batch response.
-    let r = h.send(
+    let r = h.send_line(
         r#"[{"jsonrpc":"2.0","id":7,"method":"ping"},{"jsonrpc":"2.0","id":7,"method":"ping"}]"#,
     );
     assert_eq!(r.len(), 1, "{r:?}");
@@ -72,7 +72,7 @@ fn a_batch_is_answered_whole_even_with_odd_members() {
     // does not wait for it.
     let listen = modern(8, "subscriptions/listen", json!({"notifications":{}}));
     let batch = json!([{"jsonrpc":"2.0","id":9,"method":"ping"}, listen]);
-    let r = h.send_value(batch);
+    let r = h.send(batch);
     assert!(
         r.iter().any(|m| m
             .as_array()
@@ -83,8 +83,8 @@ fn a_batch_is_answered_whole_even_with_odd_members() {
 
 #[test]
 fn subscriptions_are_acknowledged_and_closed_at_eof() {
-    let mut h = Harness::new();
-    let r = h.send_value(modern(
+    let mut h = harness();
+    let r = h.send(modern(
         7,
         "subscriptions/listen",
         json!({"notifications":{"toolsListChanged":true}}),
@@ -115,12 +115,12 @@ fn subscriptions_are_acknowledged_and_closed_at_eof() {
     );
 
     // A cancelled stream ends silently.
-    h.send_value(modern(
+    h.send(modern(
         8,
         "subscriptions/listen",
         json!({"notifications":{}}),
     ));
-    h.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}"#);
+    h.send_line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}"#);
     let mut out = Vec::new();
     h.engine.on_eof(&mut out);
     assert!(out.is_empty());
@@ -128,7 +128,7 @@ fn subscriptions_are_acknowledged_and_closed_at_eof() {
 
 #[test]
 fn oversized_lines_are_answered_with_their_id() {
-    let mut h = Harness::new();
+    let mut h = harness();
     let mut out = Vec::new();
     h.engine.on_oversized(
         br#"{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"#,

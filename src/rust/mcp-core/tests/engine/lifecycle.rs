@@ -6,7 +6,7 @@ use super::*;
 #[test]
 fn initialize_echoes_every_legacy_revision() {
     for version in LEGACY {
-        let mut h = Harness::new();
+        let mut h = harness();
         let r = h.initialize(version);
         assert_eq!(r["id"], 0);
         let result = &r["result"];
@@ -29,7 +29,7 @@ fn initialize_echoes_every_legacy_revision() {
 #[test]
 fn initialize_counter_offers_the_latest_legacy_revision() {
     for version in ["2024-10-07", "1999-01-01", "garbage", MODERN] {
-        let mut h = Harness::new();
+        let mut h = harness();
         assert_eq!(
             h.initialize(version)["result"]["protocolVersion"],
             "2025-11-25",
@@ -40,7 +40,7 @@ fn initialize_counter_offers_the_latest_legacy_revision() {
 
 #[test]
 fn initialize_checks_its_params() {
-    let mut h = Harness::new();
+    let mut h = harness();
     for params in [
         json!(null),
         json!({"capabilities":{},"clientInfo":{"name":"a","version":"1"}}),
@@ -59,7 +59,7 @@ fn initialize_checks_its_params() {
 
 #[test]
 fn ping_works_before_and_after_initialize() {
-    let mut h = Harness::new();
+    let mut h = harness();
     let r = h.request(json!({"jsonrpc":"2.0","id":"p1","method":"ping"}));
     assert_eq!(r, json!({"jsonrpc":"2.0","id":"p1","result":{}}));
     h.initialize("2025-06-18");
@@ -70,7 +70,7 @@ fn ping_works_before_and_after_initialize() {
 
 #[test]
 fn requests_before_initialize_get_a_prompt_error() {
-    let mut h = Harness::new();
+    let mut h = harness();
     for method in ["tools/list", "tools/call", "resources/list"] {
         let r = h.request(json!({"jsonrpc":"2.0","id":5,"method":method}));
         assert_eq!(r["id"], 5);
@@ -83,7 +83,7 @@ fn requests_before_initialize_get_a_prompt_error() {
 
 #[test]
 fn notifications_and_client_responses_are_never_answered() {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-11-25");
     for line in [
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
@@ -95,26 +95,26 @@ fn notifications_and_client_responses_are_never_answered() {
         "",
         "   ",
     ] {
-        assert!(h.send(line).is_empty(), "{line}");
+        assert!(h.send_line(line).is_empty(), "{line}");
     }
     assert!(h.jobs.is_empty(), "a tools/call notification must not run");
 }
 
 #[test]
 fn malformed_input_gets_json_rpc_errors() {
-    let mut h = Harness::new();
-    let r = h.send("{not json");
+    let mut h = harness();
+    let r = h.send_line("{not json");
     assert_eq!(r[0]["error"]["code"], -32700);
     assert_eq!(r[0]["id"], Value::Null);
-    let r = h.send(r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#);
+    let r = h.send_line(r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#);
     assert_eq!(r[0]["error"]["code"], -32600);
     assert_eq!(r[0]["id"], Value::Null);
-    let r = h.send(r#"{"jsonrpc":"1.0","id":"abc","method":"ping"}"#);
+    let r = h.send_line(r#"{"jsonrpc":"1.0","id":"abc","method":"ping"}"#);
     assert_eq!(r[0]["error"]["code"], -32600);
     assert_eq!(r[0]["id"], "abc");
-    let r = h.send("null");
+    let r = h.send_line("null");
     assert_eq!(r[0]["error"]["code"], -32600);
-    let r = h.send(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+    let r = h.send_line(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
     assert_eq!(
         r[0]["error"]["code"], -32600,
         "no batches without 2025-03-26"
@@ -126,7 +126,7 @@ fn malformed_input_gets_json_rpc_errors() {
 
 #[test]
 fn invalid_utf8_in_a_string_is_answered_on_the_request_id() {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-06-18");
     let line = b"{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/call\",\"params\":{\"name\":\"add\",\"arguments\":{\"x\":\"\xff\"}}}";
     let r = h.send_bytes(line);
@@ -187,7 +187,7 @@ fn an_answer_to_our_question_of_the_wrong_shape_ends_the_wait() {
     // it. The tool learns so, and the client gets no error for a request it
     // never sent.
     assert!(
-        h.send_value(json!({"jsonrpc":"2.0","id":ask_id,"outcome":{"action":"accept"}}))
+        h.send(json!({"jsonrpc":"2.0","id":ask_id,"outcome":{"action":"accept"}}))
             .is_empty(),
         "a response is never answered"
     );
@@ -197,7 +197,7 @@ fn an_answer_to_our_question_of_the_wrong_shape_ends_the_wait() {
 
 #[test]
 fn ids_round_trip_exactly_in_responses() {
-    let mut h = Harness::new();
+    let mut h = harness();
     for id in [
         "9007199254740993",
         "123456789012345678901234567890",

@@ -4,10 +4,10 @@ use super::*;
 
 #[test]
 fn open_subscriptions_are_bounded_with_an_error_naming_the_limit() {
-    let mut h = Harness::new();
+    let mut h = harness();
     let limit = Config::default().limits.max_subscriptions;
     for id in 0..limit as u64 {
-        let r = h.send_value(modern(
+        let r = h.send(modern(
             id,
             "subscriptions/listen",
             json!({"notifications":{}}),
@@ -29,8 +29,8 @@ fn open_subscriptions_are_bounded_with_an_error_naming_the_limit() {
         .contains(&format!("at most {limit}")));
     check_message(Revision::V2026_07_28, &r, None);
     // Cancelling one makes room for another.
-    h.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#);
-    let r = h.send_value(modern(
+    h.send_line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}"#);
+    let r = h.send(modern(
         over,
         "subscriptions/listen",
         json!({"notifications":{}}),
@@ -40,7 +40,7 @@ fn open_subscriptions_are_bounded_with_an_error_naming_the_limit() {
 
 #[test]
 fn tool_calls_over_the_queue_limit_are_refused_with_an_error_naming_it() {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-11-25");
     let limit = Config::default().limits.max_queued_calls;
     let call = |id: usize| {
@@ -48,7 +48,7 @@ fn tool_calls_over_the_queue_limit_are_refused_with_an_error_naming_it() {
         "params":{"name":"add","arguments":{"x":1,"y":2}}})
     };
     for id in 1..=limit {
-        assert!(h.send_value(call(id)).is_empty());
+        assert!(h.send(call(id)).is_empty());
     }
     assert_eq!(h.jobs.len(), limit);
     let r = h.request(call(limit + 1));
@@ -60,20 +60,20 @@ fn tool_calls_over_the_queue_limit_are_refused_with_an_error_naming_it() {
     // One finishes: the next call is taken.
     let first = h.jobs.remove(0).id;
     h.complete(first, Outcome::Done(text_result("3")));
-    assert!(h.send_value(call(limit + 2)).is_empty());
+    assert!(h.send(call(limit + 2)).is_empty());
     assert_eq!(h.jobs.len(), limit);
 }
 
 #[test]
 fn a_batch_reusing_an_id_of_an_unanswered_batch_loses_no_response() {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-03-26");
     let call = |id: u64| json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":2}}});
     // The first batch waits for its call; its ping is answered already.
     let first = json!([call(1), {"jsonrpc":"2.0","id":2,"method":"ping"}]);
-    assert!(h.send_value(first).is_empty());
+    assert!(h.send(first).is_empty());
     // A second batch reuses id 1 while the first still waits for it.
-    let r = h.send_value(json!([call(1)]));
+    let r = h.send(json!([call(1)]));
     assert_eq!(r.len(), 1, "the reuse is refused at once: {r:?}");
     assert_eq!(r[0][0]["id"], 1);
     assert_eq!(r[0][0]["error"]["code"], -32600);

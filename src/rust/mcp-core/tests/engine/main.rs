@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+use common::harness::Harness;
 use common::{check_message, text_result};
 
 use mcp_core::engine::registry::Registry;
@@ -11,7 +12,7 @@ use mcp_core::engine::registry::Registry;
 use mcp_core::engine::result::{Block, Content, ToolResult};
 
 use mcp_core::engine::{
-    Config, Engine, InputMode, Job, Outcome, Output, Progress, ServerInfo, PROGRESS_INTERVAL,
+    Config, InputMode, Job, Outcome, Output, Progress, ServerInfo, PROGRESS_INTERVAL,
 };
 
 use mcp_core::protocol::logging::LogLevel;
@@ -23,8 +24,6 @@ use mcp_core::protocol::tool::ToolDef;
 use serde_json::value::RawValue;
 
 use serde_json::{json, Value};
-
-use std::sync::Arc;
 
 use std::time::{Duration, Instant};
 
@@ -63,98 +62,30 @@ fn tools() -> Vec<ToolDef> {
     ]
 }
 
-struct Harness {
-    engine: Engine,
-    registry: Arc<Registry>,
-    jobs: Vec<Job>,
-    cancels: Vec<u64>,
-    due: Vec<(u64, Duration)>,
-    answers: Vec<(u64, Result<Value, String>)>,
-    rev: Revision,
+/// The engine these tests drive: the tools above, a name, a version, a
+/// title and instructions.
+fn harness() -> Harness {
+    let config = Config {
+        info: ServerInfo {
+            name: "test-server".into(),
+            version: "1.2.3".into(),
+            title: Some("Test Server".into()),
+        },
+        instructions: Some("Use add to add.".into()),
+        ..Config::default()
+    };
+    Harness::new(config, Registry::new(tools()).unwrap())
 }
 
-impl Harness {
-    fn new() -> Harness {
-        let config = Config {
-            info: ServerInfo {
-                name: "test-server".into(),
-                version: "1.2.3".into(),
-                title: Some("Test Server".into()),
-            },
-            instructions: Some("Use add to add.".into()),
-            ..Config::default()
-        };
-        let registry = Arc::new(Registry::new(tools()).unwrap());
-        Harness {
-            engine: Engine::new(Arc::new(config), registry.clone()),
-            registry,
-            jobs: Vec::new(),
-            cancels: Vec::new(),
-            due: Vec::new(),
-            answers: Vec::new(),
-            rev: Revision::LATEST_LEGACY,
-        }
-    }
+/// What these tests do besides sending and collecting.
+trait Steps {
+    fn progress(&mut self, job: u64, value: f64, message: Option<&str>, now: Instant)
+        -> Vec<Value>;
+    fn log(&mut self, job: u64, level: LogLevel, text: &str) -> Vec<Value>;
+    fn initialize(&mut self, version: &str) -> Value;
+}
 
-    fn collect(&mut self, out: Vec<Output>) -> Vec<Value> {
-        let mut written = Vec::new();
-        for o in out {
-            match o {
-                Output::Write(line) | Output::ToListener(_, line) => {
-                    assert!(!line.contains('\n'), "a message spans lines: {line}");
-                    written.push(serde_json::from_str(&line).unwrap());
-                }
-                // As the server's poll does: arguments that fail their
-                // schema answer the call, which never runs.
-                Output::Run(mut job) => match job.read_arguments(&self.registry) {
-                    Ok(()) => self.jobs.push(*job),
-                    Err(refusal) => {
-                        let mut more = Vec::new();
-                        self.engine
-                            .on_completed(job.id, Outcome::Done(refusal), &mut more);
-                        written.extend(self.collect(more));
-                    }
-                },
-                Output::Cancel(job) => self.cancels.push(job),
-                Output::ProgressDue(job, delay) => self.due.push((job, delay)),
-                Output::Answer(job, answer) => self.answers.push((job, answer)),
-                Output::TaskAlarm(_)
-                | Output::CancelElsewhere(_)
-                | Output::TaskStatus { .. }
-                | Output::WatchTasks { .. }
-                | Output::UnwatchTasks(_) => {}
-            }
-        }
-        written
-    }
-
-    fn send(&mut self, line: &str) -> Vec<Value> {
-        self.send_bytes(line.as_bytes())
-    }
-
-    fn send_bytes(&mut self, line: &[u8]) -> Vec<Value> {
-        let mut out = Vec::new();
-        self.engine.on_line(line, &mut out);
-        self.collect(out)
-    }
-
-    fn send_value(&mut self, msg: Value) -> Vec<Value> {
-        self.send(&msg.to_string())
-    }
-
-    /// Sends one request and returns its only response.
-    fn request(&mut self, msg: Value) -> Value {
-        let mut got = self.send_value(msg.clone());
-        assert_eq!(got.len(), 1, "one response to {msg}, got {got:?}");
-        got.remove(0)
-    }
-
-    fn complete(&mut self, job: u64, outcome: Outcome) -> Vec<Value> {
-        let mut out = Vec::new();
-        self.engine.on_completed(job, outcome, &mut out);
-        self.collect(out)
-    }
-
+impl Steps for Harness {
     fn progress(
         &mut self,
         job: u64,
@@ -191,7 +122,7 @@ impl Harness {
             self.rev = rev;
             check_message(rev, &response, Some("InitializeResult"));
         }
-        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        self.send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
         response
     }
 }
@@ -216,13 +147,13 @@ fn raw(text: &str) -> Option<Box<RawValue>> {
 /// A tool call waiting for the client's answer to its elicitation: the
 /// harness, the job and the id of the server's request.
 fn waiting_for_an_answer() -> (Harness, Job, Value) {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.request(
         json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
         "protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},
         "clientInfo":{"name":"c","version":"1"}}}),
     );
-    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+    h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
                         "params":{"name":"add","arguments":{"x":1,"y":2}}}));
     let job = h.jobs.pop().unwrap();
     let mut out = Vec::new();
@@ -250,7 +181,7 @@ fn modern_call_stopped_at_input(h: &mut Harness, id: u64, caps: Value) -> (Job, 
         json!({"name":"add","arguments":{"x":1,"y":2}}),
     );
     call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = caps;
-    assert!(h.send_value(call).is_empty());
+    assert!(h.send(call).is_empty());
     let job = h.jobs.pop().unwrap();
     let request = json!({"method":"elicitation/create","params":{"message":"Name?",
         "requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}});
@@ -275,7 +206,7 @@ fn job_as_made(h: &mut Harness, id: u64, arguments: Value) -> Box<Job> {
 }
 
 fn call_with_token(h: &mut Harness, id: u64, token: Value) -> Job {
-    h.send_value(
+    h.send(
         json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{
         "name":"add","arguments":{"x":1,"y":1},"_meta":{"progressToken":token}}}),
     );

@@ -5,7 +5,7 @@ use super::*;
 
 #[test]
 fn modern_requests_are_served_without_a_handshake() {
-    let mut h = Harness::new();
+    let mut h = harness();
     let r = h.request(modern(1, "server/discover", json!({})));
     let result = &r["result"];
     assert_eq!(result["supportedVersions"], json!([MODERN]));
@@ -30,7 +30,7 @@ fn modern_requests_are_served_without_a_handshake() {
     assert!(r["result"]["tools"][2].get("execution").is_none());
     check_message(Revision::V2026_07_28, &r, Some("ListToolsResult"));
 
-    h.send_value(modern(
+    h.send(modern(
         3,
         "tools/call",
         json!({"name":"add","arguments":{"x":1,"y":2}}),
@@ -67,7 +67,7 @@ fn modern_requests_are_served_without_a_handshake() {
 
 #[test]
 fn modern_envelope_errors() {
-    let mut h = Harness::new();
+    let mut h = harness();
     let mut no_caps = modern(1, "tools/list", json!({}));
     no_caps["params"]["_meta"]
         .as_object_mut()
@@ -105,7 +105,7 @@ fn modern_envelope_errors() {
 
 #[test]
 fn modern_input_without_the_capability_is_a_missing_capability_error() {
-    let mut h = Harness::new();
+    let mut h = harness();
     let (job, r) = modern_call_stopped_at_input(&mut h, 1, json!({}));
     assert_eq!(job.context.input, InputMode::MissingCapability);
     assert_eq!(r.len(), 1);
@@ -129,7 +129,7 @@ fn modern_input_without_the_capability_is_a_missing_capability_error() {
     check_message(Revision::V2026_07_28, &r[0], Some("InputRequiredResult"));
     // Older revisions keep the tool error: the handler learns input is unavailable.
     h.initialize("2025-06-18");
-    h.send_value(json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+    h.send(json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
                         "params":{"name":"add","arguments":{"x":1,"y":2}}}));
     assert!(matches!(
         h.jobs.pop().unwrap().context.input,
@@ -139,7 +139,7 @@ fn modern_input_without_the_capability_is_a_missing_capability_error() {
 
 #[test]
 fn both_eras_share_one_process() {
-    let mut h = Harness::new();
+    let mut h = harness();
     // A dual-era client probes first, then falls back to initialize.
     assert!(h.request(modern(1, "server/discover", json!({})))["result"].is_object());
     h.initialize("2025-06-18");
@@ -151,7 +151,7 @@ fn both_eras_share_one_process() {
 
 #[test]
 fn an_unsupported_version_lists_only_versions_a_retry_can_use() {
-    let mut h = Harness::new();
+    let mut h = harness();
     let advertised =
         h.request(modern(1, "server/discover", json!({})))["result"]["supportedVersions"].clone();
     for requested in ["2099-01-01", "2025-11-25", "2024-11-05"] {
@@ -212,7 +212,7 @@ fn modern_only_requests_without_a_version_name_what_is_missing() {
         ("tools/list", Some(caps_only), vec![version_key]),
     ];
     for handshake in [false, true] {
-        let mut h = Harness::new();
+        let mut h = harness();
         if handshake {
             h.initialize("2025-11-25");
         }
@@ -233,14 +233,14 @@ fn modern_only_requests_without_a_version_name_what_is_missing() {
         }
     }
     // A request that may be either era still asks for the handshake.
-    let mut h = Harness::new();
+    let mut h = harness();
     let r = h.request(json!({"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"_meta":{"progressToken":1}}}));
     assert_eq!(r["error"]["message"], "Server not initialized");
 }
 
 #[test]
 fn an_enveloped_initialize_is_a_removed_method() {
-    let mut h = Harness::new();
+    let mut h = harness();
     let handshake = json!({"protocolVersion":"2025-11-25","capabilities":{},
                            "clientInfo":{"name":"c","version":"1"}});
     let mut init = json!({"jsonrpc":"2.0","id":4,"method":"initialize","params":handshake});

@@ -4,7 +4,7 @@ use super::*;
 
 #[test]
 fn progress_is_sent_increasing_and_thinned() {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-11-25");
     let job = call_with_token(&mut h, 1, json!("tok"));
     let t0 = Instant::now();
@@ -42,7 +42,7 @@ fn progress_is_sent_increasing_and_thinned() {
 
 #[test]
 fn a_late_wake_up_never_sends_an_older_value() {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-11-25");
     let job = call_with_token(&mut h, 1, json!("tok"));
     let t0 = Instant::now();
@@ -61,7 +61,7 @@ fn a_late_wake_up_never_sends_an_older_value() {
 
 #[test]
 fn held_progress_goes_out_before_the_result() {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-11-25");
     let job = call_with_token(&mut h, 1, json!(12345678901234567890u128));
     let t0 = Instant::now();
@@ -79,9 +79,9 @@ fn held_progress_goes_out_before_the_result() {
 
 #[test]
 fn progress_needs_a_token_and_respects_the_revision() {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2024-11-05");
-    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
+    h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
     let job = h.jobs.pop().unwrap();
     assert!(h
         .progress(job.id, 1.0, Some("m"), Instant::now())
@@ -103,7 +103,7 @@ fn progress_needs_a_token_and_respects_the_revision() {
         Some("ProgressNotification"),
     );
     // Nothing for a cancelled request.
-    h.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#);
+    h.send_line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#);
     assert!(h
         .progress(job.id, 5.0, None, Instant::now() + Duration::from_secs(1))
         .is_empty());
@@ -111,9 +111,9 @@ fn progress_needs_a_token_and_respects_the_revision() {
 
 #[test]
 fn legacy_logs_follow_set_level() {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-11-25");
-    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
+    h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
     let job = h.jobs.pop().unwrap();
     assert!(h
         .log(job.id, LogLevel::Emergency, "nobody asked")
@@ -138,8 +138,8 @@ fn legacy_logs_follow_set_level() {
 
 #[test]
 fn modern_logs_only_for_requests_that_ask() {
-    let mut h = Harness::new();
-    h.send_value(modern(
+    let mut h = harness();
+    h.send(modern(
         1,
         "tools/call",
         json!({"name":"add","arguments":{"x":1,"y":1}}),
@@ -152,7 +152,7 @@ fn modern_logs_only_for_requests_that_ask() {
         json!({"name":"add","arguments":{"x":1,"y":1}}),
     );
     asking["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = json!("info");
-    h.send_value(asking);
+    h.send(asking);
     let job = h.jobs.pop().unwrap();
     assert_eq!(job.context.log_level, Some(LogLevel::Info));
     assert!(h.log(job.id, LogLevel::Debug, "below").is_empty());

@@ -6,7 +6,7 @@ use super::*;
 #[test]
 fn tools_list_is_one_page_downgraded_per_revision() {
     for version in LEGACY {
-        let mut h = Harness::new();
+        let mut h = harness();
         h.initialize(version);
         let r = h.request(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}));
         check_message(h.rev, &r, Some("ListToolsResult"));
@@ -61,9 +61,9 @@ fn tools_list_is_one_page_downgraded_per_revision() {
 #[test]
 fn tools_call_runs_a_job_and_answers_with_its_result() {
     for version in LEGACY {
-        let mut h = Harness::new();
+        let mut h = harness();
         h.initialize(version);
-        let sent = h.send_value(json!({"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{
+        let sent = h.send(json!({"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{
             "name":"add","arguments":{"x":1.5,"y":2},"_meta":{"progressToken":12345678901234567890u128}}}));
         assert!(sent.is_empty(), "the answer waits for R");
         let job = h.jobs.pop().unwrap();
@@ -95,7 +95,7 @@ fn tools_call_runs_a_job_and_answers_with_its_result() {
 
 #[test]
 fn tools_call_refuses_bad_requests() {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-11-25");
     for params in [
         json!(null),
@@ -119,7 +119,7 @@ fn tools_call_refuses_bad_requests() {
 
 #[test]
 fn invalid_arguments_are_a_tool_error_the_model_can_read() {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-11-25");
     let r = h.request(
         json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
@@ -143,9 +143,9 @@ fn invalid_arguments_are_a_tool_error_the_model_can_read() {
 
 #[test]
 fn null_means_omitted_for_optional_arguments() {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-11-25");
-    h.send_value(
+    h.send(
         json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
         "name":"add","arguments":{"x":1,"y":2,"z":null}}}),
     );
@@ -166,16 +166,16 @@ fn null_means_omitted_for_optional_arguments() {
 
 #[test]
 fn output_schemas_are_enforced() {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-11-25");
-    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stats"}}));
+    h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"stats"}}));
     let job = h.jobs.pop().unwrap();
     let r = h.complete(job.id, Outcome::Done(text_result("no structure")));
     assert_eq!(r[0]["error"]["code"], -32603);
     assert_eq!(r[0]["error"]["data"]["tool"], "stats");
     check_message(h.rev, &r[0], None);
 
-    h.send_value(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"stats"}}));
+    h.send(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"stats"}}));
     let job = h.jobs.pop().unwrap();
     let mut good = text_result(r#"{"mean":2.5}"#);
     good.structured = raw(r#"{"mean":2.5}"#);
@@ -184,7 +184,7 @@ fn output_schemas_are_enforced() {
     check_message(h.rev, &r[0], Some("CallToolResult"));
 
     // An error result needs no structured content.
-    h.send_value(json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"stats"}}));
+    h.send(json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"stats"}}));
     let job = h.jobs.pop().unwrap();
     let r = h.complete(job.id, Outcome::Done(ToolResult::error("failed")));
     assert_eq!(r[0]["result"]["isError"], true);
@@ -192,11 +192,11 @@ fn output_schemas_are_enforced() {
 
 #[test]
 fn array_results_are_wrapped_for_legacy_clients_and_bare_for_modern_ones() {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-06-18");
     let mut series = text_result("[1,2,3]");
     series.structured = raw("[1,2,3]");
-    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"series"}}));
+    h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"series"}}));
     let job = h.jobs.pop().unwrap();
     let r = h.complete(job.id, Outcome::Done(series.clone()));
     assert_eq!(
@@ -205,7 +205,7 @@ fn array_results_are_wrapped_for_legacy_clients_and_bare_for_modern_ones() {
     );
     check_message(h.rev, &r[0], Some("CallToolResult"));
 
-    h.send_value(modern(2, "tools/call", json!({"name":"series"})));
+    h.send(modern(2, "tools/call", json!({"name":"series"})));
     let job = h.jobs.pop().unwrap();
     let r = h.complete(job.id, Outcome::Done(series));
     assert_eq!(r[0]["result"]["structuredContent"], json!([1, 2, 3]));
@@ -227,16 +227,16 @@ fn new_content_types_are_refused_whole_for_old_revisions() {
         is_error: false,
         meta: None,
     };
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2024-11-05");
-    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
+    h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
     let job = h.jobs.pop().unwrap();
     let r = h.complete(job.id, Outcome::Done(audio.clone()));
     assert_eq!(r[0]["result"]["isError"], true);
     check_message(h.rev, &r[0], Some("CallToolResult"));
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-03-26");
-    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
+    h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
     let job = h.jobs.pop().unwrap();
     let r = h.complete(job.id, Outcome::Done(audio));
     assert_eq!(r[0]["result"]["content"][0]["type"], "audio");
@@ -245,9 +245,9 @@ fn new_content_types_are_refused_whole_for_old_revisions() {
 
 #[test]
 fn timeouts_and_failures_are_reported() {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-11-25");
-    h.send_value(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
+    h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
     let job = h.jobs.pop().unwrap();
     let r = h.complete(job.id, Outcome::TimedOut(Duration::from_millis(2500)));
     assert_eq!(r[0]["result"]["isError"], true);
@@ -255,7 +255,7 @@ fn timeouts_and_failures_are_reported() {
         r[0]["result"]["content"][0]["text"],
         "Tool \"add\" timed out after 2.5 seconds and was stopped."
     );
-    h.send_value(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
+    h.send(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
     let job = h.jobs.pop().unwrap();
     let r = h.complete(job.id, Outcome::Failed("no R".into()));
     assert_eq!(r[0]["error"]["code"], -32603);
@@ -264,17 +264,17 @@ fn timeouts_and_failures_are_reported() {
 
 #[test]
 fn cancelling_a_call_silences_it() {
-    let mut h = Harness::new();
+    let mut h = harness();
     h.initialize("2025-11-25");
-    h.send_value(json!({"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
+    h.send(json!({"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
     let job = h.jobs.pop().unwrap();
     // Cancels for other ids are ignored.
-    h.send(
+    h.send_line(
         r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"other"}}"#,
     );
-    h.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#);
+    h.send_line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#);
     assert!(h.cancels.is_empty());
-    h.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"user"}}"#);
+    h.send_line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"user"}}"#);
     assert_eq!(h.cancels, vec![job.id]);
     // Even a result that raced the cancel is not sent.
     assert!(h
@@ -282,14 +282,15 @@ fn cancelling_a_call_silences_it() {
         .is_empty());
     assert_eq!(h.engine.pending_jobs(), 0);
     // The next call works normally.
-    h.send_value(json!({"jsonrpc":"2.0","id":"next","method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
+    h.send(json!({"jsonrpc":"2.0","id":"next","method":"tools/call","params":{"name":"add","arguments":{"x":1,"y":1}}}));
     let job = h.jobs.pop().unwrap();
     assert_eq!(h.complete(job.id, Outcome::Cancelled).len(), 0);
 }
 
 #[test]
 fn small_arguments_are_read_as_the_job_is_made_and_large_ones_by_the_tool_thread() {
-    let mut h = Harness::new();
+    let mut h = harness();
+    let registry = Registry::new(tools()).unwrap();
     h.initialize("2025-11-25");
     let mut small = job_as_made(&mut h, 1, json!({"x": 1.5, "y": 2}));
     assert!(small.sent_arguments.is_none(), "read already");
@@ -297,14 +298,14 @@ fn small_arguments_are_read_as_the_job_is_made_and_large_ones_by_the_tool_thread
         Value::Object(small.arguments.clone()),
         json!({"x": 1.5, "y": 2})
     );
-    assert!(small.read_arguments(&h.registry).is_ok());
+    assert!(small.read_arguments(&registry).is_ok());
     assert_eq!(
         Value::Object(small.arguments.clone()),
         json!({"x": 1.5, "y": 2})
     );
     // A refusal found early is what reading gives, once the tool's thread asks.
     let mut wrong = job_as_made(&mut h, 2, json!({"x": "one", "y": 2}));
-    let refusal = wrong.read_arguments(&h.registry).unwrap_err();
+    let refusal = wrong.read_arguments(&registry).unwrap_err();
     assert!(refusal.is_error);
     assert!(
         format!("{:?}", refusal.content).contains("Invalid arguments for tool \\\"add\\\""),
@@ -315,6 +316,6 @@ fn small_arguments_are_read_as_the_job_is_made_and_large_ones_by_the_tool_thread
     let pad = "p".repeat(100_000);
     let mut large = job_as_made(&mut h, 3, json!({"x": 1, "y": 2, "pad": pad}));
     assert!(large.sent_arguments.is_some(), "left for the tool's thread");
-    assert!(large.read_arguments(&h.registry).is_err());
+    assert!(large.read_arguments(&registry).is_err());
     assert!(large.sent_arguments.is_none());
 }

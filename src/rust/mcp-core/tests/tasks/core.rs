@@ -5,16 +5,16 @@ use super::*;
 
 #[test]
 fn core_tasks_run_and_deliver_their_result() {
-    let mut h = H::new();
+    let mut h = harness();
     h.init("2025-11-25", json!({}));
-    let caps = h.one(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}));
+    let caps = h.request(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}));
     let tools = caps["result"]["tools"].as_array().unwrap();
     assert!(tools[0].get("execution").is_none());
     assert_eq!(tools[1]["execution"], json!({"taskSupport":"optional"}));
     assert_eq!(tools[2]["execution"], json!({"taskSupport":"required"}));
     check_message(REV, &caps, Some("ListToolsResult"));
 
-    let created = h.one(call(json!(2), "maybe", json!({"task":{"ttl":60000}})));
+    let created = h.request(call(json!(2), "maybe", json!({"task":{"ttl":60000}})));
     check_message(REV, &created, Some("CreateTaskResult"));
     let task = created["result"]["task"].clone();
     assert_eq!(task["status"], "working");
@@ -24,7 +24,7 @@ fn core_tasks_run_and_deliver_their_result() {
     assert_eq!(job.context.task.as_deref(), Some(task_id.as_str()));
 
     let got =
-        h.one(json!({"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":task_id}}));
+        h.request(json!({"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":task_id}}));
     assert_eq!(got["result"]["status"], "working");
     check_message(REV, &got, Some("GetTaskResult"));
     assert!(
@@ -46,28 +46,29 @@ fn core_tasks_run_and_deliver_their_result() {
     );
     check_message(REV, &finished[0], Some("CallToolResult"));
     let got =
-        h.one(json!({"jsonrpc":"2.0","id":5,"method":"tasks/get","params":{"taskId":task_id}}));
+        h.request(json!({"jsonrpc":"2.0","id":5,"method":"tasks/get","params":{"taskId":task_id}}));
     assert_eq!(got["result"]["status"], "completed");
-    let again =
-        h.one(json!({"jsonrpc":"2.0","id":6,"method":"tasks/result","params":{"taskId":task_id}}));
+    let again = h.request(
+        json!({"jsonrpc":"2.0","id":6,"method":"tasks/result","params":{"taskId":task_id}}),
+    );
     assert_eq!(again["result"]["content"][0]["text"], "done");
-    let list = h.one(json!({"jsonrpc":"2.0","id":7,"method":"tasks/list"}));
+    let list = h.request(json!({"jsonrpc":"2.0","id":7,"method":"tasks/list"}));
     assert_eq!(list["result"]["tasks"][0]["taskId"], task_id);
     check_message(REV, &list, Some("ListTasksResult"));
 }
 
 #[test]
 fn core_task_policies_and_cancellation() {
-    let mut h = H::new();
+    let mut h = harness();
     h.init("2025-11-25", json!({}));
-    let r = h.one(call(json!(1), "plain", json!({"task":{}})));
+    let r = h.request(call(json!(1), "plain", json!({"task":{}})));
     assert_eq!(r["error"]["code"], -32601);
-    let r = h.one(call(json!(2), "always", json!({})));
+    let r = h.request(call(json!(2), "always", json!({})));
     assert_eq!(r["error"]["code"], -32601);
     check_message(REV, &r, None);
     assert!(h.jobs.is_empty());
 
-    let created = h.one(call(json!(3), "always", json!({"task":{}})));
+    let created = h.request(call(json!(3), "always", json!({"task":{}})));
     let task_id = created["result"]["task"]["taskId"]
         .as_str()
         .unwrap()
@@ -83,44 +84,47 @@ fn core_task_policies_and_cancellation() {
     assert_eq!(cancelled[0]["result"]["status"], "cancelled");
     check_message(REV, &cancelled[0], Some("CancelTaskResult"));
     assert!(h.complete(job.id, Outcome::Cancelled).is_empty());
-    let r =
-        h.one(json!({"jsonrpc":"2.0","id":6,"method":"tasks/cancel","params":{"taskId":task_id}}));
+    let r = h.request(
+        json!({"jsonrpc":"2.0","id":6,"method":"tasks/cancel","params":{"taskId":task_id}}),
+    );
     assert_eq!(
         r["error"]["code"], -32602,
         "a finished task cannot be cancelled"
     );
-    let r = h.one(json!({"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"nope"}}));
+    let r =
+        h.request(json!({"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":"nope"}}));
     assert_eq!(r["error"]["code"], -32602);
     check_message(REV, &r, None);
 }
 
 #[test]
 fn core_task_failures_carry_the_json_rpc_error() {
-    let mut h = H::new();
+    let mut h = harness();
     h.init("2025-11-25", json!({}));
-    let created = h.one(call(json!(1), "typed", json!({"task":{}})));
+    let created = h.request(call(json!(1), "typed", json!({"task":{}})));
     let task_id = created["result"]["task"]["taskId"]
         .as_str()
         .unwrap()
         .to_string();
     let job = h.jobs.pop().unwrap();
     h.complete(job.id, done_text("no structured content"));
-    let r =
-        h.one(json!({"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":task_id}}));
+    let r = h.request(
+        json!({"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":task_id}}),
+    );
     assert_eq!(r["error"]["code"], -32603);
     let got =
-        h.one(json!({"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":task_id}}));
+        h.request(json!({"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":task_id}}));
     assert_eq!(got["result"]["status"], "failed");
     check_message(REV, &got, Some("GetTaskResult"));
 }
 
 #[test]
 fn older_revisions_have_no_tasks() {
-    let mut h = H::new();
+    let mut h = harness();
     h.init("2025-06-18", json!({}));
-    let init_caps = h.one(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}));
+    let init_caps = h.request(json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}));
     assert!(init_caps["result"]["tools"][1].get("execution").is_none());
-    let r = h.one(json!({"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"x"}}));
+    let r = h.request(json!({"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"x"}}));
     assert_eq!(r["error"]["code"], -32601);
     // A task-only tool still runs, directly, for clients that cannot ask for tasks.
     assert!(h.send(call(json!(3), "always", json!({}))).is_empty());

@@ -7,12 +7,12 @@ use super::*;
 fn tasks_get_as_the_ttl_runs_out_is_answered_not_a_panic() {
     // Polls each task until it is gone, so some request meets the task in
     // the instant its time to live runs out.
-    let mut h = H::new();
+    let mut h = harness();
     h.init("2025-11-25", json!({}));
     for n in 0..300u64 {
         let (task_id, _) = core_task(&mut h, 1, 1);
         loop {
-            let r = h.one(task_request(json!(2), "tasks/get", &task_id));
+            let r = h.request(task_request(json!(2), "tasks/get", &task_id));
             if r.get("error").is_some() {
                 assert_eq!(r["error"]["code"], -32602, "round {n}: {r}");
                 break;
@@ -24,7 +24,7 @@ fn tasks_get_as_the_ttl_runs_out_is_answered_not_a_panic() {
 
 #[test]
 fn tasks_result_waiting_on_a_task_that_expires_is_answered() {
-    let mut h = H::new();
+    let mut h = harness();
     h.init("2025-11-25", json!({}));
     let (task_id, job) = waiting_task(&mut h, 100);
     std::thread::sleep(Duration::from_millis(150));
@@ -38,13 +38,13 @@ fn tasks_result_waiting_on_a_task_that_expires_is_answered() {
         "{message}"
     );
     check_message(REV, &answered[0], None);
-    let r = h.one(task_request(json!(3), "tasks/get", &task_id));
+    let r = h.request(task_request(json!(3), "tasks/get", &task_id));
     assert_eq!(r["error"]["code"], -32602, "an expired task is forgotten");
 }
 
 #[test]
 fn a_task_whose_job_is_cancelled_answers_its_waiters() {
-    let mut h = H::new();
+    let mut h = harness();
     h.init("2025-11-25", json!({}));
     let (task_id, job) = waiting_task(&mut h, 60_000);
     let answered = h.complete(job, Outcome::Cancelled);
@@ -52,19 +52,19 @@ fn a_task_whose_job_is_cancelled_answers_its_waiters() {
     assert_eq!(answered[0]["id"], 2);
     assert_eq!(answered[0]["error"]["code"], -32602);
     check_message(REV, &answered[0], None);
-    let r = h.one(task_request(json!(3), "tasks/get", &task_id));
+    let r = h.request(task_request(json!(3), "tasks/get", &task_id));
     assert_eq!(r["result"]["status"], "cancelled");
 }
 
 #[test]
 fn working_tasks_are_bounded_with_a_clear_error() {
-    let mut h = H::new();
+    let mut h = harness();
     h.init("2025-11-25", json!({}));
     let (_, first_job) = core_task(&mut h, 1, 60_000);
     for n in 1..MAX_TASKS as u64 {
         core_task(&mut h, n + 1, 60_000);
     }
-    let refused = h.one(call(json!("over"), "maybe", json!({"task":{}})));
+    let refused = h.request(call(json!("over"), "maybe", json!({"task":{}})));
     assert_eq!(refused["error"]["code"], -32603, "{refused}");
     let message = refused["error"]["message"].as_str().unwrap();
     assert!(message.contains("Too many tasks"), "{message}");
@@ -73,7 +73,7 @@ fn working_tasks_are_bounded_with_a_clear_error() {
     assert!(h.jobs.is_empty(), "a refused task runs nothing");
     // The extension's tasks count too.
     let caps = json!({"extensions":{"io.modelcontextprotocol/tasks":{}}});
-    let refused = h.one(call(
+    let refused = h.request(call(
         json!("ext"),
         "maybe",
         json!({"_meta": modern_meta(caps)}),
@@ -82,15 +82,15 @@ fn working_tasks_are_bounded_with_a_clear_error() {
     check_message(MODERN, &refused, None);
     // A finished task makes room.
     h.complete(first_job, done_text("done"));
-    let created = h.one(call(json!("room"), "maybe", json!({"task":{}})));
+    let created = h.request(call(json!("room"), "maybe", json!({"task":{}})));
     check_message(REV, &created, Some("CreateTaskResult"));
 }
 
 #[test]
 fn modern_task_methods_need_the_tasks_extension() {
-    let mut h = H::new();
+    let mut h = harness();
     let with_ext = json!({"extensions":{"io.modelcontextprotocol/tasks":{}}});
-    let created = h.one(call(
+    let created = h.request(call(
         json!(1),
         "maybe",
         json!({"_meta": modern_meta(with_ext)}),
@@ -102,7 +102,7 @@ fn modern_task_methods_need_the_tasks_extension() {
             json!({"extensions":{}}),
             json!({"extensions":{"other/ext":{}}}),
         ] {
-            let r = h.one(json!({"jsonrpc":"2.0","id":2,"method":method,"params":{
+            let r = h.request(json!({"jsonrpc":"2.0","id":2,"method":method,"params":{
                 "taskId":task_id,"inputResponses":{},"_meta":modern_meta(caps)}}));
             assert_eq!(r["error"]["code"], -32021, "{method}: {r}");
             assert_eq!(
@@ -118,7 +118,7 @@ fn modern_task_methods_need_the_tasks_extension() {
 
 #[test]
 fn requests_waiting_on_tasks_are_bounded() {
-    let mut h = H::new();
+    let mut h = harness();
     h.init("2025-11-25", json!({}));
     // Per task.
     let (task_id, job) = core_task(&mut h, 1, 60_000);
@@ -130,7 +130,7 @@ fn requests_waiting_on_tasks_are_bounded() {
         ));
         assert!(waiting.is_empty(), "{waiting:?}");
     }
-    let refused = h.one(task_request(
+    let refused = h.request(task_request(
         json!("one too many"),
         "tasks/result",
         &task_id,
@@ -162,16 +162,16 @@ fn requests_waiting_on_tasks_are_bounded() {
         }
     }
     let (task_id, _) = core_task(&mut h, 3, 60_000);
-    let refused = h.one(task_request(json!("full"), "tasks/result", &task_id));
+    let refused = h.request(task_request(json!("full"), "tasks/result", &task_id));
     assert_eq!(refused["error"]["code"], -32603, "{refused}");
     assert_eq!(refused["error"]["data"]["limit"], MAX_WAITING);
-    let got = h.one(task_request(json!("poll"), "tasks/get", &task_id));
+    let got = h.request(task_request(json!("poll"), "tasks/get", &task_id));
     assert_eq!(got["result"]["status"], "working", "polling still works");
 }
 
 #[test]
 fn the_alarm_answers_a_waiter_when_the_ttl_runs_out() {
-    let mut h = H::new();
+    let mut h = harness();
     h.init("2025-11-25", json!({}));
     let (task_id, job) = waiting_task(&mut h, 100);
     let alarm = *h.alarms.last().expect("an alarm for the time to live");

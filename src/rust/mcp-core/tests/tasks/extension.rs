@@ -5,8 +5,8 @@ use super::*;
 
 #[test]
 fn extension_tasks_are_chosen_by_the_server() {
-    let mut h = H::new();
-    let discover = h.one(json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":modern_meta(json!({}))}}));
+    let mut h = harness();
+    let discover = h.request(json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":modern_meta(json!({}))}}));
     assert_eq!(
         discover["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
         json!({})
@@ -14,7 +14,7 @@ fn extension_tasks_are_chosen_by_the_server() {
     check_message(MODERN, &discover, Some("DiscoverResult"));
 
     let with_ext = json!({"extensions":{"io.modelcontextprotocol/tasks":{}}});
-    let created = h.one(call(
+    let created = h.request(call(
         json!(2),
         "maybe",
         json!({"_meta": modern_meta(with_ext.clone())}),
@@ -27,8 +27,8 @@ fn extension_tasks_are_chosen_by_the_server() {
     let task_id = result["taskId"].as_str().unwrap().to_string();
     let job = h.jobs.pop().unwrap();
 
-    let get = |h: &mut H, id: u64| {
-        h.one(json!({"jsonrpc":"2.0","id":id,"method":"tasks/get","params":{"taskId":task_id,"_meta":modern_meta(with_ext.clone())}}))
+    let get = |h: &mut Harness, id: u64| {
+        h.request(json!({"jsonrpc":"2.0","id":id,"method":"tasks/get","params":{"taskId":task_id,"_meta":modern_meta(with_ext.clone())}}))
     };
     let working = get(&mut h, 3);
     assert_eq!(working["result"]["resultType"], "complete");
@@ -52,7 +52,7 @@ fn extension_tasks_are_chosen_by_the_server() {
         ))
         .is_empty());
     assert!(h.jobs.pop().unwrap().context.task.is_none());
-    let refused = h.one(call(
+    let refused = h.request(call(
         json!(6),
         "always",
         json!({"_meta": modern_meta(json!({}))}),
@@ -65,37 +65,37 @@ fn extension_tasks_are_chosen_by_the_server() {
     );
     common::assert_valid(MODERN, "MissingRequiredClientCapabilityError", &refused);
     for method in ["tasks/result", "tasks/list"] {
-        let r = h.one(json!({"jsonrpc":"2.0","id":7,"method":method,"params":{"taskId":task_id,"_meta":modern_meta(json!({}))}}));
+        let r = h.request(json!({"jsonrpc":"2.0","id":7,"method":method,"params":{"taskId":task_id,"_meta":modern_meta(json!({}))}}));
         assert_eq!(r["error"]["code"], -32601, "{method}");
     }
 }
 
 #[test]
 fn extension_tasks_take_input_and_cancel() {
-    let mut h = H::new();
+    let mut h = harness();
     let caps = json!({"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}});
-    let created = h.one(call(json!(1), "maybe", json!({"_meta": modern_meta(caps)})));
+    let created = h.request(call(json!(1), "maybe", json!({"_meta": modern_meta(caps)})));
     let task_id = created["result"]["taskId"].as_str().unwrap().to_string();
     let job = h.jobs.pop().unwrap();
     assert_eq!(job.context.input, InputMode::Ask);
     assert!(
-        h.ask(job.id, "name").is_empty(),
+        h.ask_name(job.id, "name").is_empty(),
         "listed by tasks/get, not sent"
     );
     let meta = modern_meta(json!({"extensions":{"io.modelcontextprotocol/tasks":{}}}));
-    let waiting = h.one(json!({"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":task_id,"_meta":meta}}));
+    let waiting = h.request(json!({"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":task_id,"_meta":meta}}));
     assert_eq!(waiting["result"]["status"], "input_required");
     assert_eq!(
         waiting["result"]["inputRequests"]["name"]["method"],
         "elicitation/create"
     );
     check_message(MODERN, &waiting, None);
-    let bad = h.one(
+    let bad = h.request(
         json!({"jsonrpc":"2.0","id":3,"method":"tasks/update","params":{"taskId":task_id,
         "inputResponses":{"name":{"what":"no action"}},"_meta":meta}}),
     );
     assert_eq!(bad["error"]["code"], -32602);
-    let ack = h.one(json!({"jsonrpc":"2.0","id":4,"method":"tasks/update","params":{"taskId":task_id,
+    let ack = h.request(json!({"jsonrpc":"2.0","id":4,"method":"tasks/update","params":{"taskId":task_id,
         "inputResponses":{"name":{"action":"accept","content":{"name":"Ada"}},"other":{"action":"accept"}},"_meta":meta}}));
     assert_eq!(ack["result"]["resultType"], "complete");
     check_message(MODERN, &ack, None);
@@ -106,11 +106,11 @@ fn extension_tasks_take_input_and_cancel() {
             Ok(json!({"action":"accept","content":{"name":"Ada"}}))
         )]
     );
-    let working = h.one(json!({"jsonrpc":"2.0","id":5,"method":"tasks/get","params":{"taskId":task_id,"_meta":meta}}));
+    let working = h.request(json!({"jsonrpc":"2.0","id":5,"method":"tasks/get","params":{"taskId":task_id,"_meta":meta}}));
     assert_eq!(working["result"]["status"], "working");
-    let ack = h.one(json!({"jsonrpc":"2.0","id":6,"method":"tasks/cancel","params":{"taskId":task_id,"_meta":meta}}));
+    let ack = h.request(json!({"jsonrpc":"2.0","id":6,"method":"tasks/cancel","params":{"taskId":task_id,"_meta":meta}}));
     assert_eq!(ack["result"]["resultType"], "complete");
     assert_eq!(h.cancels, vec![job.id]);
-    let cancelled = h.one(json!({"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":task_id,"_meta":meta}}));
+    let cancelled = h.request(json!({"jsonrpc":"2.0","id":7,"method":"tasks/get","params":{"taskId":task_id,"_meta":meta}}));
     assert_eq!(cancelled["result"]["status"], "cancelled");
 }

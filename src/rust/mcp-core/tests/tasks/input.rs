@@ -5,7 +5,7 @@ use super::*;
 
 #[test]
 fn input_required_rounds_carry_signed_state() {
-    let mut h = H::new();
+    let mut h = harness();
     assert!(h.send(mrtr_call(1, json!({}))).is_empty());
     let job = h.jobs.pop().unwrap();
     assert_eq!(job.context.input, InputMode::Retry);
@@ -58,14 +58,14 @@ fn input_required_rounds_carry_signed_state() {
     assert_eq!(done[0]["result"]["resultType"], "complete");
 
     // Replayed, tampered, foreign: refused before any R code runs.
-    let replay = h.one(mrtr_call(
+    let replay = h.request(mrtr_call(
         4,
         json!({"inputResponses":{},"requestState":state}),
     ));
     assert_eq!(replay["error"]["code"], -32602);
     assert_eq!(replay["error"]["data"]["reason"], "invalid_request_state");
     let tampered = format!("x{state2}");
-    let r = h.one(mrtr_call(5, json!({"requestState":tampered})));
+    let r = h.request(mrtr_call(5, json!({"requestState":tampered})));
     assert_eq!(r["error"]["data"]["reason"], "invalid_request_state");
     check_message(MODERN, &r, None);
     assert!(h.send(mrtr_call(6, json!({}))).is_empty());
@@ -87,19 +87,19 @@ fn input_required_rounds_carry_signed_state() {
         json!({"_meta": modern_meta(json!({"elicitation":{}})), "requestState": state3}),
     );
     foreign["params"]["arguments"] = json!({"n": 1});
-    let r = h.one(foreign);
+    let r = h.request(foreign);
     assert_eq!(
         r["error"]["data"]["reason"], "invalid_request_state",
         "state of another tool"
     );
-    let r = h.one(mrtr_call(8, json!({"inputResponses":[1]})));
+    let r = h.request(mrtr_call(8, json!({"inputResponses":[1]})));
     assert_eq!(r["error"]["code"], -32602);
     assert!(h.jobs.is_empty());
 }
 
 #[test]
 fn input_modes_follow_what_the_client_declared() {
-    let mut h = H::new();
+    let mut h = harness();
     let no_caps = call(json!(1), "plain", json!({"_meta": modern_meta(json!({}))}));
     h.send(no_caps);
     assert_eq!(
@@ -107,7 +107,7 @@ fn input_modes_follow_what_the_client_declared() {
         InputMode::MissingCapability
     );
 
-    let mut h = H::new();
+    let mut h = harness();
     h.init("2024-11-05", json!({"elicitation":{}}));
     h.send(call(json!(1), "plain", json!({})));
     assert!(matches!(
@@ -115,7 +115,7 @@ fn input_modes_follow_what_the_client_declared() {
         InputMode::Unavailable(_)
     ));
 
-    let mut h = H::new();
+    let mut h = harness();
     h.init("2025-06-18", json!({}));
     h.send(call(json!(1), "plain", json!({})));
     assert!(matches!(
@@ -127,12 +127,12 @@ fn input_modes_follow_what_the_client_declared() {
 #[test]
 fn legacy_sessions_ask_the_client_while_the_tool_waits() {
     for version in ["2025-06-18", "2025-11-25"] {
-        let mut h = H::new();
+        let mut h = harness();
         h.init(version, json!({"elicitation":{}}));
         h.send(call(json!(1), "plain", json!({})));
         let job = h.jobs.pop().unwrap();
         assert_eq!(job.context.input, InputMode::Ask);
-        let sent = h.ask(job.id, "input-1");
+        let sent = h.ask_name(job.id, "input-1");
         assert_eq!(sent.len(), 1);
         let request = &sent[0];
         assert_eq!(request["method"], "elicitation/create");
@@ -152,7 +152,7 @@ fn legacy_sessions_ask_the_client_while_the_tool_waits() {
             )
         );
         // A second question, refused by the client.
-        let sent = h.ask(job.id, "input-2");
+        let sent = h.ask_name(job.id, "input-2");
         let ask_id = sent[0]["id"].clone();
         h.send(json!({"jsonrpc":"2.0","id":ask_id,"error":{"code":-1,"message":"user closed the dialog"}}));
         let (_, answer) = h.answers.pop().unwrap();

@@ -4,11 +4,12 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+use common::harness::Harness;
 use common::{check_message, done_text};
 
 use mcp_core::engine::registry::Registry;
 
-use mcp_core::engine::{Config, Engine, InputMode, Job, Outcome, Output};
+use mcp_core::engine::{Config, Engine, InputMode, Outcome, Output};
 
 use mcp_core::protocol::revision::Revision;
 
@@ -32,117 +33,43 @@ fn tool(name: &str, task: TaskSupport) -> ToolDef {
     }
 }
 
-struct H {
-    engine: Engine,
-    registry: Arc<Registry>,
-    jobs: Vec<Job>,
-    cancels: Vec<u64>,
-    answers: Vec<(u64, Result<Value, String>)>,
-    alarms: Vec<Duration>,
-    /// `Output::TaskStatus`: task id and its params.
-    statuses: Vec<(String, Value)>,
-    /// `Output::WatchTasks` and `UnwatchTasks`, as `(subscription, tasks)`
-    /// and `(subscription, [])`.
-    watches: Vec<(String, Vec<String>)>,
-    elsewhere: Vec<u64>,
+/// An engine serving the four tools above, with a request-state key.
+fn harness() -> Harness {
+    let registry = Registry::new(vec![
+        tool("plain", TaskSupport::Forbidden),
+        tool("maybe", TaskSupport::Optional),
+        tool("always", TaskSupport::Required),
+        ToolDef {
+            output_schema: Some(
+                json!({"type":"object","properties":{"x":{"type":"number"}},"required":["x"]}),
+            ),
+            ..tool("typed", TaskSupport::Optional)
+        },
+    ])
+    .unwrap();
+    let config = Config {
+        request_state_key: Some(b"test key".to_vec()),
+        ..Config::default()
+    };
+    Harness::new(config, registry)
 }
 
-impl H {
-    fn new() -> H {
-        let registry = Registry::new(vec![
-            tool("plain", TaskSupport::Forbidden),
-            tool("maybe", TaskSupport::Optional),
-            tool("always", TaskSupport::Required),
-            ToolDef {
-                output_schema: Some(
-                    json!({"type":"object","properties":{"x":{"type":"number"}},"required":["x"]}),
-                ),
-                ..tool("typed", TaskSupport::Optional)
-            },
-        ])
-        .unwrap();
-        let config = Config {
-            request_state_key: Some(b"test key".to_vec()),
-            ..Config::default()
-        };
-        let registry = Arc::new(registry);
-        H {
-            engine: Engine::new(Arc::new(config), registry.clone()),
-            registry,
-            jobs: Vec::new(),
-            cancels: Vec::new(),
-            answers: Vec::new(),
-            alarms: Vec::new(),
-            statuses: Vec::new(),
-            watches: Vec::new(),
-            elsewhere: Vec::new(),
-        }
-    }
+/// What these tests do besides sending and collecting.
+trait Steps {
+    /// The job asks the client for a name under `key`.
+    fn ask_name(&mut self, job: u64, key: &str) -> Vec<Value>;
+    fn init(&mut self, version: &str, capabilities: Value);
+}
 
-    fn collect(&mut self, out: Vec<Output>) -> Vec<Value> {
-        let mut written = Vec::new();
-        for o in out {
-            match o {
-                Output::Write(line) | Output::ToListener(_, line) => {
-                    written.push(serde_json::from_str(&line).unwrap())
-                }
-                // As the server's poll does: arguments that fail their
-                // schema answer the call, which never runs.
-                Output::Run(mut job) => match job.read_arguments(&self.registry) {
-                    Ok(()) => self.jobs.push(*job),
-                    Err(refusal) => {
-                        let mut more = Vec::new();
-                        self.engine
-                            .on_completed(job.id, Outcome::Done(refusal), &mut more);
-                        written.extend(self.collect(more));
-                    }
-                },
-                Output::Cancel(job) => self.cancels.push(job),
-                Output::Answer(job, a) => self.answers.push((job, a)),
-                Output::ProgressDue(..) => {}
-                Output::TaskAlarm(delay) => self.alarms.push(delay),
-                Output::CancelElsewhere(job) => self.elsewhere.push(job),
-                Output::TaskStatus { task, params } => self.statuses.push((task, params)),
-                Output::WatchTasks {
-                    subscription,
-                    tasks,
-                } => self.watches.push((subscription.to_string(), tasks)),
-                Output::UnwatchTasks(subscription) => {
-                    self.watches.push((subscription.to_string(), Vec::new()))
-                }
-            }
-        }
-        written
-    }
-
-    fn send(&mut self, msg: Value) -> Vec<Value> {
-        let mut out = Vec::new();
-        self.engine.on_line(msg.to_string().as_bytes(), &mut out);
-        self.collect(out)
-    }
-
-    fn one(&mut self, msg: Value) -> Value {
-        let mut got = self.send(msg.clone());
-        assert_eq!(got.len(), 1, "{msg} -> {got:?}");
-        got.remove(0)
-    }
-
-    fn complete(&mut self, job: u64, outcome: Outcome) -> Vec<Value> {
-        let mut out = Vec::new();
-        self.engine.on_completed(job, outcome, &mut out);
-        self.collect(out)
-    }
-
-    fn ask(&mut self, job: u64, key: &str) -> Vec<Value> {
-        let mut out = Vec::new();
+impl Steps for Harness {
+    fn ask_name(&mut self, job: u64, key: &str) -> Vec<Value> {
         let request = json!({"method":"elicitation/create","params":{"message":"Your name?",
             "requestedSchema":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}}});
-        self.engine.on_ask(job, key.into(), request, &mut out);
-        self.collect(out)
+        self.ask(job, key, request)
     }
 
     fn init(&mut self, version: &str, capabilities: Value) {
-        let r = self.one(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        let r = self.request(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
             "protocolVersion":version,"capabilities":capabilities,"clientInfo":{"name":"t","version":"1"}}}));
         check_message(
             Revision::parse(version).unwrap(),
@@ -183,8 +110,8 @@ fn task_request(id: Value, method: &str, task_id: &str) -> Value {
 }
 
 /// A core task of the "maybe" tool with the given time to live.
-fn core_task(h: &mut H, id: u64, ttl_ms: u64) -> (String, u64) {
-    let created = h.one(call(json!(id), "maybe", json!({"task":{"ttl":ttl_ms}})));
+fn core_task(h: &mut Harness, id: u64, ttl_ms: u64) -> (String, u64) {
+    let created = h.request(call(json!(id), "maybe", json!({"task":{"ttl":ttl_ms}})));
     let task_id = created["result"]["task"]["taskId"]
         .as_str()
         .unwrap_or_else(|| panic!("a task: {created}"))
@@ -195,7 +122,7 @@ fn core_task(h: &mut H, id: u64, ttl_ms: u64) -> (String, u64) {
 /// A `tasks/result` that the engine holds (nothing answered yet) on a new
 /// task with a short time to live; retried should a stalled machine let the
 /// time to live pass before the request is in.
-fn waiting_task(h: &mut H, ttl_ms: u64) -> (String, u64) {
+fn waiting_task(h: &mut Harness, ttl_ms: u64) -> (String, u64) {
     loop {
         let (task_id, job) = core_task(h, 1, ttl_ms);
         if h.send(task_request(json!(2), "tasks/result", &task_id))

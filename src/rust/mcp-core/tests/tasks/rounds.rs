@@ -5,9 +5,9 @@ use super::*;
 
 #[test]
 fn a_core_task_asks_several_questions_at_once_and_resumes_when_all_are_answered() {
-    let mut h = H::new();
+    let mut h = harness();
     h.init("2025-11-25", json!({"elicitation":{}}));
-    let created = h.one(call(json!(1), "maybe", json!({"task":{}})));
+    let created = h.request(call(json!(1), "maybe", json!({"task":{}})));
     let task_id = created["result"]["task"]["taskId"]
         .as_str()
         .unwrap()
@@ -28,8 +28,8 @@ fn a_core_task_asks_several_questions_at_once_and_resumes_when_all_are_answered(
             task_id.as_str()
         );
     }
-    let status = |h: &mut H| {
-        h.one(task_request(json!(9), "tasks/get", &task_id))["result"]["status"].clone()
+    let status = |h: &mut Harness| {
+        h.request(task_request(json!(9), "tasks/get", &task_id))["result"]["status"].clone()
     };
     assert_eq!(status(&mut h), "input_required");
     // Answered out of order: the tool waits for both.
@@ -49,7 +49,7 @@ fn a_core_task_asks_several_questions_at_once_and_resumes_when_all_are_answered(
 
 #[test]
 fn a_failed_request_ends_the_wait_for_all_of_its_round() {
-    let mut h = H::new();
+    let mut h = harness();
     h.init("2025-06-18", json!({"elicitation":{}}));
     h.send(call(json!(1), "plain", json!({})));
     let job = h.jobs.pop().unwrap();
@@ -72,10 +72,10 @@ fn a_failed_request_ends_the_wait_for_all_of_its_round() {
 
 #[test]
 fn an_extension_task_takes_answers_in_parts_and_tells_its_listeners() {
-    let mut h = H::new();
+    let mut h = harness();
     let ext = json!({"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}});
     let meta = modern_meta(ext.clone());
-    let created = h.one(call(json!(1), "maybe", json!({"_meta": meta})));
+    let created = h.request(call(json!(1), "maybe", json!({"_meta": meta})));
     let task_id = created["result"]["taskId"].as_str().unwrap().to_string();
     let job = h.jobs.pop().unwrap();
     // A listen stream follows the task; it hears where the task stands.
@@ -104,8 +104,8 @@ fn an_extension_task_takes_answers_in_parts_and_tells_its_listeners() {
     let (_, status) = h.statuses.pop().unwrap();
     assert_eq!(status["status"], "input_required");
     assert_eq!(status["inputRequests"].as_object().unwrap().len(), 2);
-    let update = |h: &mut H, id: u64, responses: Value| {
-        h.one(
+    let update = |h: &mut Harness, id: u64, responses: Value| {
+        h.request(
             json!({"jsonrpc":"2.0","id":id,"method":"tasks/update","params":{
             "taskId":task_id,"inputResponses":responses,"_meta":meta}}),
         )
@@ -156,7 +156,7 @@ fn an_extension_task_takes_answers_in_parts_and_tells_its_listeners() {
     );
     assert_eq!(h.watches.pop().unwrap(), ("\"sub\"".to_string(), vec![]));
     // A listen without the extension may not follow tasks.
-    let refused = h.one(
+    let refused = h.request(
         json!({"jsonrpc":"2.0","id":6,"method":"subscriptions/listen","params":{
         "notifications":{"taskIds":[task_id]},"_meta":modern_meta(json!({}))}}),
     );
@@ -165,10 +165,10 @@ fn an_extension_task_takes_answers_in_parts_and_tells_its_listeners() {
 
 #[test]
 fn a_listen_naming_a_task_thousands_of_times_follows_it_once() {
-    let mut h = H::new();
+    let mut h = harness();
     let ext = json!({"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}});
     let meta = modern_meta(ext);
-    let created = h.one(call(json!(1), "maybe", json!({"_meta": meta})));
+    let created = h.request(call(json!(1), "maybe", json!({"_meta": meta})));
     let task_id = created["result"]["taskId"].as_str().unwrap().to_string();
     // The same id many times over, and ids of no task: one task followed.
     let mut ids: Vec<Value> = vec![json!(task_id); 20_000];
@@ -375,11 +375,11 @@ fn a_deferred_tool_gathers_its_input_first_then_goes_on_as_a_task() {
 
 #[test]
 fn an_extension_task_sends_no_progress_or_logs_after_its_handle() {
-    let mut h = H::new();
+    let mut h = harness();
     let mut meta = modern_meta(json!({"extensions":{"io.modelcontextprotocol/tasks":{}}}));
     meta["progressToken"] = json!("p1");
     meta["io.modelcontextprotocol/logLevel"] = json!("debug");
-    let created = h.one(call(json!(1), "maybe", json!({"_meta": meta})));
+    let created = h.request(call(json!(1), "maybe", json!({"_meta": meta})));
     assert_eq!(created["result"]["resultType"], "task");
     let job = h.jobs.pop().unwrap();
     let mut out = Vec::new();
