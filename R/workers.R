@@ -293,10 +293,11 @@ interrupt_if_running <- function(call) {
   invisible()
 }
 
-# Whether the worker of `call` is a process of this machine the server knows.
-runs_here <- function(call) {
+# Whether process `pid`, the worker of `call`, runs on this machine (a call
+# whose worker never said its host ran on the server's own pool, here).
+runs_here <- function(call, pid = call$pid) {
   here <- Sys.info()[["nodename"]]
-  !is.null(call$pid) && identical(call$host %||% here, here)
+  !is.null(pid) && identical(call$host %||% here, here)
 }
 
 # The worker of an answered call had its time to return: stop it.
@@ -350,9 +351,8 @@ run_again <- function(pool, call) {
 # and its process id is known (multisession, multicore, callr and local
 # cluster workers). Remote workers finish their work; the answer is dropped.
 stop_worker <- function(call) {
-  here <- Sys.info()[["nodename"]]
   pid <- call$pid %||% call$future$job$pid
-  if (is.null(pid) || !identical(call$host %||% here, here)) return(invisible(FALSE))
+  if (!runs_here(call, pid)) return(invisible(FALSE))
   call$killed <- TRUE
   invisible(tools::pskill(pid, tools::SIGKILL))
 }
