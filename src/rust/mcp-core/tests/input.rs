@@ -7,7 +7,7 @@ mod common;
 use common::harness::Harness;
 use common::{assert_valid, check_message, done_text};
 use mcp_core::engine::registry::Registry;
-use mcp_core::engine::{input_mode, Config, InputMode, Job, Outcome};
+use mcp_core::engine::{input_mode, InputMode, Job, Outcome};
 use mcp_core::protocol::revision::Revision;
 use mcp_core::protocol::tool::ToolDef;
 use serde_json::{json, Value};
@@ -23,11 +23,7 @@ fn harness() -> Harness {
         ..ToolDef::default()
     }])
     .unwrap();
-    let config = Config {
-        request_state_key: Some(b"test key".to_vec()),
-        ..Config::default()
-    };
-    Harness::new(config, registry)
+    Harness::with_request_state(registry)
 }
 
 /// What these tests do besides sending and collecting.

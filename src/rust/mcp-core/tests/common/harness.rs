@@ -47,6 +47,16 @@ impl Harness {
         Harness::on(Engine::new(Arc::new(config), Arc::new(registry)))
     }
 
+    /// An engine serving `registry` that signs `requestState` (with a test
+    /// key), as the input-request and task tests need.
+    pub fn with_request_state(registry: Registry) -> Harness {
+        let config = Config {
+            request_state_key: Some(b"test key".to_vec()),
+            ..Config::default()
+        };
+        Harness::new(config, registry)
+    }
+
     /// Drives `engine`, speaking the latest handshake-era revision.
     pub fn on(engine: Engine) -> Harness {
         Harness {

@@ -47,11 +47,7 @@ fn harness() -> Harness {
         },
     ])
     .unwrap();
-    let config = Config {
-        request_state_key: Some(b"test key".to_vec()),
-        ..Config::default()
-    };
-    Harness::new(config, registry)
+    Harness::with_request_state(registry)
 }
 
 /// What these tests do besides sending and collecting.
