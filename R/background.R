@@ -171,6 +171,13 @@ background_service <- function(nested = FALSE) {
       if (identical(job, "terminated")) quit(save = "no", status = 0)
       break
     }
+    if (!is.null(state$served$middleware)) {
+      tryCatch(
+        serve_through_middleware(server, state$served, state$pool, job),
+        interrupt = function(e) server$interrupted()
+      )
+      next
+    }
     if (is_worker_job(state$pool, job)) {
       worker_submit(server, state$pool, job, state$served$runnable[[job$tool]])
       next

@@ -17,7 +17,10 @@ collect_entries <- function(x, class, what) {
 # handlers, catalog = JSON text), or NULL when there is nothing but tools.
 # `token_check` is the hidden tool that checks bearer tokens (HTTP), or
 # NULL; it comes last, and its registry index is returned as `token_handler`.
-build_catalog <- function(tools, resources, prompts, serves = NULL, token_check = NULL) {
+# With `middleware`, a list handler is added and named in the catalog
+# (`listHandler`), so the engine runs list methods through R.
+build_catalog <- function(tools, resources, prompts, serves = NULL, token_check = NULL,
+                          middleware = FALSE) {
   resources <- collect_entries(resources, c("mcpserver_resource", "mcpserver_resource_template"), "resources")
   # Tools with an MCP App: their documents are resources, and what the
   # server runs for them adds the view to their results (R/app.R).
@@ -25,14 +28,18 @@ build_catalog <- function(tools, resources, prompts, serves = NULL, token_check 
   tools <- lapply(tools, app_handler)
   prompts <- collect_entries(prompts, "mcpserver_prompt", "prompts")
   declared <- Filter(isTRUE, serves)
-  if (length(resources) == 0 && length(prompts) == 0 && length(declared) == 0 && is.null(token_check)) return(NULL)
+  if (length(resources) == 0 && length(prompts) == 0 && length(declared) == 0 && is.null(token_check) && !middleware) return(NULL)
   handlers <- list()
   # 0-based registry index of the handler added.
-  add <- function(fun, arguments, name, timeout) {
-    handlers[[length(handlers) + 1L]] <<- tool(fun, paste("Handler of", name),
+  # `route` says which request the handler serves, for middleware
+  # (R/middleware.R).
+  add <- function(fun, arguments, name, timeout, route = NULL) {
+    handler <- tool(fun, paste("Handler of", name),
       arguments = arguments, name = sprintf("handler-%d", length(handlers) + 1L),
       timeout = timeout
     )
+    attr(handler, "mcpserver_route") <- route
+    handlers[[length(handlers) + 1L]] <<- handler
     length(tools) + length(handlers) - 1L
   }
   string_args <- function(names, required) {
@@ -40,25 +47,26 @@ build_catalog <- function(tools, resources, prompts, serves = NULL, token_check 
   }
   completers <- function(complete, owner) {
     if (length(complete) == 0) return(NULL)
-    lapply(complete, function(fun) {
-      add(completion_handler(fun), list(
+    lapply(stats::setNames(names(complete), names(complete)), function(argument) {
+      add(completion_handler(complete[[argument]]), list(
         value = type_string(),
         context = type_from_schema('{"type":"object","additionalProperties":{"type":"string"}}')
-      ), owner, NULL)
+      ), owner, NULL, list(method = "completion/complete", ref = owner, argument = argument))
     })
   }
   entries <- list(handlersFrom = length(tools), resources = list(), templates = list(), prompts = list())
   if (length(declared) > 0) entries$serves <- declared
   for (r in resources) {
     if (inherits(r, "mcpserver_resource")) {
-      handler <- add(resource_handler(r), list(.uri = type_string()), r$uri, r$timeout)
+      handler <- add(resource_handler(r), list(.uri = type_string()), r$uri, r$timeout,
+                     list(method = "resources/read"))
       entries$resources[[length(entries$resources) + 1L]] <- drop_null(c(
         list(uri = r$uri, size = r$size, handler = handler, listed = r$listed), wire_fields(r)
       ))
     } else {
       handler <- add(
         resource_handler(r), c(list(.uri = type_string()), string_args(r$variables, TRUE)),
-        r$uri_template, r$timeout
+        r$uri_template, r$timeout, list(method = "resources/read")
       )
       entries$templates[[length(entries$templates) + 1L]] <- drop_null(c(
         list(uriTemplate = r$uri_template, handler = handler,
@@ -68,7 +76,8 @@ build_catalog <- function(tools, resources, prompts, serves = NULL, token_check 
     }
   }
   for (p in prompts) {
-    handler <- add(prompt_handler(p), string_args(names(p$arguments), FALSE), p$name, p$timeout)
+    handler <- add(prompt_handler(p), string_args(names(p$arguments), FALSE), p$name, p$timeout,
+                   list(method = "prompts/get", name = p$name))
     arguments <- lapply(names(p$arguments), function(n) {
       a <- p$arguments[[n]]
       drop_null(list(name = n, title = a$title, description = a$description, required = a$required))
@@ -77,6 +86,10 @@ build_catalog <- function(tools, resources, prompts, serves = NULL, token_check 
       list(handler = handler, arguments = arguments, completions = completers(p$complete, p$name)),
       wire_fields(p)
     ))
+  }
+  if (middleware) {
+    entries$listHandler <- add(list_handler, list(method = type_string(), items = type_string()),
+                               "lists", NULL, list(method = "list"))
   }
   token_handler <- NULL
   if (!is.null(token_check)) {

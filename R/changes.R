@@ -127,13 +127,15 @@ mcp_remove <- function(x, server = NULL) {
 # of resources, prompts and completions (see `build_catalog()`), and last
 # the HTTP token check, if any, whose key never changes (the HTTP front
 # calls it by key).
-served_start <- function(tools, resources, prompts, token_check = NULL) {
+served_start <- function(tools, resources, prompts, token_check = NULL, middleware = NULL) {
   served <- new.env(parent = emptyenv())
   served$resources <- collect_entries(resources, c("mcpserver_resource", "mcpserver_resource_template"), "resources")
   served$prompts <- collect_entries(prompts, "mcpserver_prompt", "prompts")
   # An empty list given means: clients are to be told these are served.
   served$serves <- list(resources = !is.null(resources), prompts = !is.null(prompts))
-  built <- build_catalog(tools, served$resources, served$prompts, served$serves, token_check)
+  served$middleware <- middleware
+  built <- build_catalog(tools, served$resources, served$prompts, served$serves, token_check,
+                         !is.null(middleware))
   served$token_check <- token_check
   # 0-based, as the Rust side counts: at start an entry's key is its index.
   served$token_handler <- built$token_handler
@@ -150,7 +152,8 @@ served_start <- function(tools, resources, prompts, token_check = NULL) {
 # refuses, the R error says why and nothing has changed.
 served_change <- function(server, next_set) {
   served <- server$served
-  built <- build_catalog(next_set$tools, next_set$resources, next_set$prompts, served$serves, served$token_check)
+  built <- build_catalog(next_set$tools, next_set$resources, next_set$prompts, served$serves,
+                         served$token_check, !is.null(served$middleware))
   runnable <- if (is.null(built)) next_set$tools else built$tools
   keys <- c(next_set$tool_keys, rep(NA_integer_, length(runnable) - length(next_set$tools)))
   if (!is.null(served$token_handler)) keys[length(keys)] <- served$token_handler + 1L

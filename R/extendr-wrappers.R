@@ -400,6 +400,15 @@ McpClientHttp$url <- function() .Call(wrap__McpClientHttp__url, self)
 #'}
 #'}
 #'
+#'\subsection{Method `complete_failed`}{
+#'R code around the handler (middleware, see `R/middleware.R`) raised
+#'an R error with this message: the request fails with -32603, unlike
+#'a handler's own error, which is a tool error (`isError`).
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
 #'\subsection{Method `interrupted`}{
 #'R caught an interrupt, in a handler or in its loop. Ends the call R
 #'is running, if any, the way the server's interrupt for it says, and
@@ -632,6 +641,8 @@ McpServer$poll <- function(timeout_ms) .Call(wrap__McpServer__poll, self, timeou
 McpServer$complete_value <- function(job, tool, value) .Call(wrap__McpServer__complete_value, self, job, tool, value)
 
 McpServer$complete_error <- function(job, message) .Call(wrap__McpServer__complete_error, self, job, message)
+
+McpServer$complete_failed <- function(job, message) .Call(wrap__McpServer__complete_failed, self, job, message)
 
 McpServer$interrupted <- function() .Call(wrap__McpServer__interrupted, self)
 

@@ -149,6 +149,9 @@
 #'   tells clients that resources may come (see [mcp_add()]).
 #' @param prompts Prompts to serve: one made with [prompt_template()], or a list
 #'   (`list()`: none yet, as for `resources`).
+#' @param middleware A function `function(request, call_next)`, or a list of
+#'   them, run in order around every request R serves (and then around the
+#'   list methods too), or `NULL` for none. See [middleware].
 #' @return `NULL`, invisibly, once the client disconnects (or Ctrl-C). An
 #'   internal error in the server (a bug, reported on stderr) stops it with
 #'   an R error instead.
@@ -168,7 +171,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
                        request_state_store = NULL, workers = NULL, worker_queue = 100,
                        worker_grace = 1, transport = c("stdio", "http"), host = "127.0.0.1",
                        port = 8000L, path = "/mcp", http = http_options(), background = FALSE,
-                       resources = NULL, prompts = NULL) {
+                       resources = NULL, prompts = NULL, middleware = NULL) {
   if (missing(tools)) {
     if (is.null(resources) && is.null(prompts)) abort("`tools` is required.")
     tools <- list()
@@ -190,11 +193,12 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
   }
   request_state_store <- check_request_state_store(request_state_store, request_state_key)
   check_worker_options(workers, worker_queue, worker_grace)
+  middleware <- check_middleware(middleware)
   if (transport == "http") settings <- http_settings(host, port, path, http)
   tools <- collect_tools(tools)
   token_check <- if (transport == "http") token_check_entry(http)
   # Handlers of resources, prompts and completions follow the tools.
-  served <- served_start(tools, resources, prompts, token_check)
+  served <- served_start(tools, resources, prompts, token_check, middleware)
   if (!is.null(served$token_handler)) settings$token_handler <- served$token_handler
   runnable <- served$runnable
   specs <- lapply(runnable, tool_spec)
@@ -340,6 +344,10 @@ serve_calls <- function(server, served, pool) {
     took_one <- !is.null(job)
     if (is.null(job)) next
     if (is.character(job)) return(job)
+    if (!is.null(served$middleware)) {
+      if (identical(serve_through_middleware(server, served, pool, job), "user")) return("interrupted")
+      next
+    }
     if (is_worker_job(pool, job)) {
       worker_submit(server, pool, job, served$runnable[[job$tool]])
       next
@@ -385,7 +393,11 @@ run_job <- function(server, job, handler) {
       "done"
     },
     error = function(e) {
-      server$complete_error(job$id, condition_text(e))
+      if (inherits(e, "mcpserver_middleware_error")) {
+        server$complete_failed(job$id, condition_text(e))
+      } else {
+        server$complete_error(job$id, condition_text(e))
+      }
       "error"
     },
     interrupt = function(e) server$interrupted(),

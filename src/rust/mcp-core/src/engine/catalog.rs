@@ -74,6 +74,9 @@ pub struct Catalog {
     /// has none: it declares the capability, for entries added later.
     pub declares_resources: bool,
     pub declares_prompts: bool,
+    /// The handler list methods run as when the server has R middleware
+    /// (see [`crate::engine::middleware`]); `None` answers them at once.
+    pub list_handler: Option<usize>,
     /// `resources/list`, `resources/templates/list` and `prompts/list`
     /// arrays per revision (index = position in `Revision::ALL`).
     lists: Vec<[String; 3]>,
@@ -107,6 +110,9 @@ impl Catalog {
             declares_prompts: value["serves"]["prompts"].as_bool() == Some(true),
             ..Catalog::default()
         };
+        if !value["listHandler"].is_null() {
+            catalog.list_handler = Some(reader.handler(&value, "listHandler")?);
+        }
         for item in array(&value, "resources") {
             catalog.resources.push(reader.resource(item)?);
         }

@@ -282,8 +282,10 @@ impl Engine {
         let client_info = session.client_info.clone();
         match method {
             "tools/list" => {
-                let text = self.tools_list(&id, params, rev);
-                self.respond(&id, text, out)
+                if !self.list_through_middleware(&id, method, params, rev, client_info, out) {
+                    let text = self.tools_list(&id, params, rev);
+                    self.respond(&id, text, out)
+                }
             }
             "tools/call" => self.tools_call(id, params, raw, rev, client_info, out),
             "logging/setLevel" => {
@@ -379,8 +381,10 @@ impl Engine {
                 self.respond(&id, text, out)
             }
             "tools/list" => {
-                let text = self.tools_list(&id, params, rev);
-                self.respond(&id, text, out)
+                if !self.list_through_middleware(&id, method, params, rev, client_info, out) {
+                    let text = self.tools_list(&id, params, rev);
+                    self.respond(&id, text, out)
+                }
             }
             "tools/call" => self.tools_call(id, params, raw, rev, client_info, out),
             "subscriptions/listen" => self.listen(id, params, out),

@@ -139,6 +139,7 @@ pub(super) fn settle(
         Purpose::Prompt { description } => prompt_body(description.as_deref(), result, rev)?,
         Purpose::Complete => completion_body(result)?,
         Purpose::Token => return Ok(token_body(result)),
+        Purpose::List { .. } => return super::middleware::list_body(purpose, result, rev, extra_meta),
     };
     if rev.is_modern() {
         if let Purpose::Read { cache: true, .. } = purpose {
@@ -404,6 +405,11 @@ impl Engine {
         client_info: Option<Arc<Value>>,
         out: &mut Vec<Output>,
     ) {
+        if super::middleware::LIST_METHODS.contains(&method)
+            && self.list_through_middleware(&id, method, params, rev, client_info.clone(), out)
+        {
+            return;
+        }
         let text = match method {
             "resources/list" => self.resources_list(&id, params, rev, ListKind::Resources),
             "resources/templates/list" => {

@@ -280,6 +280,15 @@ pub(crate) enum Purpose {
     Prompt { description: Option<String> },
     /// `completion/complete`.
     Complete,
+    /// A list method run through R middleware (see [`super::middleware`]):
+    /// the result's `key`, the field naming an entry, the server's entries
+    /// as JSON array text, and the list's caching hint.
+    List {
+        key: String,
+        identity: String,
+        items: Arc<str>,
+        ttl_ms: u64,
+    },
     /// A bearer token checked by the server's R function (HTTP; see
     /// [`crate::transport::http::tokens`]): no client request, the HTTP front waits.
     Token,
@@ -293,6 +302,7 @@ impl Purpose {
             Purpose::Read { uri, .. } => format!("Reading resource \"{uri}\""),
             Purpose::Prompt { .. } => "The prompt".into(),
             Purpose::Complete => "The completion".into(),
+            Purpose::List { key, .. } => format!("Listing {key}"),
             Purpose::Token => "The bearer token check".into(),
         }
     }

@@ -19,6 +19,7 @@ mod handlers;
 mod input;
 mod job;
 mod lifecycle;
+mod middleware;
 mod prompts;
 pub mod registry;
 mod resources;

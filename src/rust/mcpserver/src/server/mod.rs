@@ -221,6 +221,18 @@ impl McpServer {
         }
     }
 
+    /// R code around the handler (middleware, see `R/middleware.R`) raised
+    /// an R error with this message: the request fails with -32603, unlike
+    /// a handler's own error, which is a tool error (`isError`).
+    /// @noRd
+    fn complete_failed(&self, job: f64, message: Robj) {
+        self.forget(job as JobId);
+        if let Some(server) = &self.server {
+            let message = r_text(&message).unwrap_or_default();
+            server.complete(job as JobId, Outcome::Failed(message));
+        }
+    }
+
     /// R caught an interrupt, in a handler or in its loop. Ends the call R
     /// is running, if any, the way the server's interrupt for it says, and
     /// tells R why: `"cancelled"`, `"timeout"`, `"shutdown"` (the client
