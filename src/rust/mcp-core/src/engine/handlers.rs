@@ -139,7 +139,9 @@ pub(super) fn settle(
         Purpose::Prompt { description } => prompt_body(description.as_deref(), result, rev)?,
         Purpose::Complete => completion_body(result)?,
         Purpose::Token => return Ok(token_body(result)),
-        Purpose::List { .. } => return super::middleware::list_body(purpose, result, rev, extra_meta),
+        Purpose::List { .. } => {
+            return super::middleware::list_body(purpose, result, rev, extra_meta)
+        }
     };
     if rev.is_modern() {
         if let Purpose::Read { cache: true, .. } = purpose {
