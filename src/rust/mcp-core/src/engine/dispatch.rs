@@ -297,7 +297,7 @@ impl Engine {
             {
                 self.core_task_method(id, method, params, out)
             }
-            m if self.serves(m, rev) => self.catalog_method(id, m, params, rev, client_info, out),
+            m if self.serves(m, rev) => self.serve_catalog(id, m, params, rev, client_info, out),
             _ => {
                 let text = method_not_found(&id, method);
                 self.respond(&id, text, out)
@@ -391,7 +391,7 @@ impl Engine {
             "tasks/get" | "tasks/update" | "tasks/cancel" => {
                 self.extension_task_method(id, method, params, out)
             }
-            m if self.serves(m, rev) => self.catalog_method(id, m, params, rev, client_info, out),
+            m if self.serves(m, rev) => self.serve_catalog(id, m, params, rev, client_info, out),
             m if REMOVED_IN_MODERN.contains(&m) => {
                 let data =
                     json!({ "reason": format!("`{m}` is not part of protocol revision {rev}") });

@@ -5,6 +5,7 @@
 use super::handlers;
 use super::job::Purpose;
 use super::job::{JobState, Outcome, Output, Progress};
+use super::middleware;
 use super::result;
 use super::result::ToolResult;
 use super::state::Engine;
@@ -399,6 +400,14 @@ impl RenderPlan {
     /// The result body, or the -32603 error a result breaking the tool's
     /// output schema gets.
     pub fn settle(&self, result: &ToolResult) -> Result<String, Value> {
+        if let Purpose::List { .. } = self.purpose {
+            return middleware::list_body(
+                &self.purpose,
+                result,
+                self.revision,
+                self.extra_meta.as_ref(),
+            );
+        }
         if self.purpose != Purpose::Tool {
             return handlers::settle(
                 &self.purpose,

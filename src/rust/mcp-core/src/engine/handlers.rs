@@ -139,9 +139,7 @@ pub(super) fn settle(
         Purpose::Prompt { description } => prompt_body(description.as_deref(), result, rev)?,
         Purpose::Complete => completion_body(result)?,
         Purpose::Token => return Ok(token_body(result)),
-        Purpose::List { .. } => {
-            return super::middleware::list_body(purpose, result, rev, extra_meta)
-        }
+        Purpose::List { .. } => unreachable!("list results are settled by middleware::list_body"),
     };
     if rev.is_modern() {
         if let Purpose::Read { cache: true, .. } = purpose {
@@ -407,11 +405,6 @@ impl Engine {
         client_info: Option<Arc<Value>>,
         out: &mut Vec<Output>,
     ) {
-        if super::middleware::LIST_METHODS.contains(&method)
-            && self.list_through_middleware(&id, method, params, rev, client_info.clone(), out)
-        {
-            return;
-        }
         let text = match method {
             "resources/list" => self.resources_list(&id, params, rev, ListKind::Resources),
             "resources/templates/list" => {

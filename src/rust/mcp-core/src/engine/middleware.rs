@@ -82,6 +82,24 @@ impl Engine {
         true
     }
 
+    /// A method of the catalog's: its lists through middleware when the
+    /// server has some, everything else as [`Engine::catalog_method`] does.
+    pub(super) fn serve_catalog(
+        &mut self,
+        id: RequestId,
+        method: &str,
+        params: &Value,
+        rev: Revision,
+        client_info: Option<Arc<Value>>,
+        out: &mut Vec<Output>,
+    ) {
+        let listed = LIST_METHODS.contains(&method)
+            && self.list_through_middleware(&id, method, params, rev, client_info.clone(), out);
+        if !listed {
+            self.catalog_method(id, method, params, rev, client_info, out);
+        }
+    }
+
     fn list_parts(&self, method: &str, params: &Value, rev: Revision) -> ListParts {
         let changed = self.registry.changed();
         let catalog = |kind, key, identity, changed| ListParts {
@@ -131,6 +149,9 @@ pub(super) fn list_body(
     else {
         unreachable!("only list jobs are settled here")
     };
+    if result.is_error {
+        return Err(failure(purpose, "the middleware answered with an error"));
+    }
     let keep = kept(result).ok_or_else(|| {
         failure(
             purpose,
