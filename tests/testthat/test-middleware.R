@@ -104,6 +104,23 @@ test_that("list results are filtered through middleware, and a refused tool cann
   finish(client)
 })
 
+test_that("tools added while serving are listed and called through middleware", {
+  client <- start_mw()
+  initialize(client)
+  send(client, list(jsonrpc = "2.0", id = 1, method = "tools/call", params = list(name = "grow", arguments = setNames(list(), character()))))
+  seen <- list()
+  while (length(seen) < 2) seen[[length(seen) + 1]] <- receive(client)
+  methods <- vapply(seen, function(m) m$method %||% "", "")
+  expect_true("notifications/tools/list_changed" %in% methods)
+  expect_equal(text_of(Filter(function(m) identical(m$id, 1L), seen)[[1]]), "grown")
+  listed <- request(client, 2, "tools/list")
+  expect_true("late" %in% tool_names(listed))
+  expect_false("secret" %in% tool_names(listed))
+  expect_equal(text_of(call_tool(client, 3, "late")), "late")
+  expect_true("outer in tools/call late" %in% mw_log(client))
+  finish(client)
+})
+
 test_that("the rate limit refuses a caller's calls over it", {
   client <- start_mw()
   initialize(client)
