@@ -122,6 +122,19 @@ example_servers <- list(
     expect_equal(mcp_call(client, "add_notebook", name = "work")$text, "Created work")
     expect_true("notes://work" %in% names(mcp_resources(client)))
   }),
+  example_server("middleware.Rmd", "middleware = list\\(timing\\)", expect_add),
+  example_server("middleware.Rmd", "middleware = shout", function(client) {
+    expect_equal(mcp_call(client, "echo", text = "hi")$text, "HI!")
+  }),
+  example_server("middleware.Rmd", "middleware_cache\\(ttl = 300\\)", function(client) {
+    expect_equal(names(mcp_tools(client)), "summarise")
+    first <- mcp_call(client, "summarise", column = "mpg")
+    expect_false(first$is_error, info = first$text)
+    expect_equal(mcp_call(client, "summarise", column = "mpg")$text, first$text)
+    expect_true(mcp_call(client, "reset")$is_error)
+  }),
+  example_server("middleware.Rd", "middleware = list\\(timing\\)", expect_add),
+  example_server("middleware_ready_made.Rd", "middleware_audit\\(\\)", expect_add),
   example_server("mcp_server.Rd", "instructions = \"Use add for arithmetic.\"", function(client) {
     expect_equal(client$initialized$instructions, "Use add for arithmetic.")
     expect_add(client)
