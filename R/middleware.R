@@ -113,25 +113,19 @@ serve_through_middleware <- function(server, served, pool, job) {
   if (is_worker_job(pool, job)) {
     return(dispatch_through_middleware(server, served, pool, job, handler))
   }
+  # The entry's own errors become results inside (call_handler()), so any
+  # R error reaching run_job() is the middleware's.
   run_job(server, job, function(...) {
-    tryCatch(
-      run_middleware(served$middleware, job, handler, call_handler(handler, job)),
-      error = function(e) stop(middleware_error(e))
-    )
-  })
+    run_middleware(served, job, handler, call_handler(handler, job))
+  }, middleware = TRUE)
 }
 
-# An error raised by middleware, which run_job() answers with -32603.
-middleware_error <- function(e) {
-  structure(
-    class = c("mcpserver_middleware_error", "error", "condition"),
-    list(message = paste("Middleware failed:", condition_text(e)), call = NULL)
-  )
-}
+# The message of the -32603 error an R error in middleware answers.
+middleware_failure <- function(e) paste("Middleware failed:", condition_text(e))
 
-# Runs `middleware` around `innermost` for `job`, and returns the result
-# (for a list method, what the engine reads: the identities kept).
-run_middleware <- function(middleware, job, handler, innermost) {
+# Runs the served middleware around `innermost` for `job`, and returns the
+# result (for a list method, what the engine reads: the identities kept).
+run_middleware <- function(served, job, handler, innermost) {
   route <- job_route(handler, job)
   request <- new_request(route, job$arguments)
   original <- request$params
@@ -148,9 +142,19 @@ run_middleware <- function(middleware, job, handler, innermost) {
     }
     innermost(route, request$params$arguments %||% list())
   }
-  result <- chain(middleware, inner)(request)
+  result <- served_chain(served, inner)(request)
   if (identical(route$method, "list")) return(list_kept(result, route))
   result
+}
+
+# The served middleware around `inner`: made once per server, with the
+# innermost step looked up at each request (R runs one at a time).
+served_chain <- function(served, inner) {
+  served$inner <- inner
+  if (is.null(served$chain)) {
+    served$chain <- chain(served$middleware, function(request) served$inner(request))
+  }
+  served$chain
 }
 
 # The middleware in order around `inner`, as one function of the request.
@@ -254,12 +258,12 @@ dispatch_through_middleware <- function(server, served, pool, job, handler) {
   }
   tryCatch(
     {
-      value <- run_middleware(served$middleware, job, handler, send)
+      value <- run_middleware(served, job, handler, send)
       if (!sent) server$complete_value(job$id, job$tool, from_ellmer_value(value))
       "done"
     },
     error = function(e) {
-      server$complete_failed(job$id, condition_text(middleware_error(e)))
+      server$complete_failed(job$id, middleware_failure(e))
       "error"
     }
   )

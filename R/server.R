@@ -373,7 +373,9 @@ exiting_during_call <- function() {
   invisible()
 }
 
-run_job <- function(server, job, handler) {
+# With `middleware`, `handler` runs the server's middleware around the
+# entry's function (R/middleware.R), and an R error is the middleware's.
+run_job <- function(server, job, handler, middleware = FALSE) {
   the$job <- job
   the$asked <- 0L
   on.exit(the$job <- NULL)
@@ -393,8 +395,8 @@ run_job <- function(server, job, handler) {
       "done"
     },
     error = function(e) {
-      if (inherits(e, "mcpserver_middleware_error")) {
-        server$complete_failed(job$id, condition_text(e))
+      if (middleware) {
+        server$complete_failed(job$id, middleware_failure(e))
       } else {
         server$complete_error(job$id, condition_text(e))
       }

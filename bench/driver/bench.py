@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from mcppipe import Proc, call, encode
+from middleware import bench_middleware
 from summary import Record, percentile, rotations
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,10 +65,12 @@ BARE = {
 FULL = dict(startup_runs=10, latency_rounds=5, latency_calls=2000, latency_warmup=200,
             throughput_rounds=5, pipelined=10000, throughput_warmup=500,
             large_rounds=3, large_calls=2, ping_rounds=2, sleep_s=5.0, micro_reps=3,
+            middleware_rounds=5, middleware_calls=5000,
             r_call_iterations=200000, result_path_reps=5)
 QUICK = dict(startup_runs=2, latency_rounds=1, latency_calls=300, latency_warmup=50,
              throughput_rounds=1, pipelined=2000, throughput_warmup=100,
              large_rounds=1, large_calls=1, ping_rounds=1, sleep_s=2.0, micro_reps=1,
+             middleware_rounds=1, middleware_calls=2000,
              r_call_iterations=20000, result_path_reps=1)
 
 
@@ -419,6 +422,11 @@ def main():
     results["throughput"] = bench_throughput(n["throughput_rounds"], n["pipelined"], n["throughput_warmup"])
     results["large"] = bench_large(n["large_rounds"], n["large_calls"])
     results["ping"] = bench_ping(n["ping_rounds"], n["sleep_s"])
+    try:
+        results["middleware"] = bench_middleware(str(RLIB), n["middleware_rounds"], n["middleware_calls"],
+                                                 log=log, logs_dir=LOGS)
+    except Exception as e:  # noqa: BLE001 - recorded, reported
+        failed("middleware", "mcpserver", e)
     results["micro"] = bench_micro(n["micro_reps"], n["r_call_iterations"], n["result_path_reps"])
     results["duration_s"] = time.time() - t0
     # Whatever else ran during the measurements (another build, a test

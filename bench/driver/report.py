@@ -292,6 +292,20 @@ def table_split(res, rows):
     return "\n".join(lines)
 
 
+def middleware_section(res):
+    """What a trivial middleware costs per request (driver/middleware.py)."""
+    if "middleware" not in res:
+        return ""
+    from middleware import table  # this directory's middleware leg
+
+    return ("\n### Middleware's cost per request\n\n"
+            "mcpserver's own peer without middleware and with one that passes every request on "
+            "(`mcp_server(middleware = list(function(request, call_next) call_next(request)))`), "
+            "CPU time ([`driver/middleware.py`](driver/middleware.py)). Without middleware none of "
+            "its code runs; with it, lists are answered in R instead of by the server's threads.\n\n"
+            + table(res["middleware"]) + "\n")
+
+
 def readme(res, rows, total_s, command, http_section=""):
     m, n = res["machine"], res["counts"]
     tgt = "\n".join(f"| {t} | {v} | {ok} |" for t, v, ok in targets(res, rows))
@@ -408,7 +422,7 @@ before. jsonlite writes 15 significant digits and drops `NA` cells, so its
 JSON is a little shorter.
 
 {micro_table(res)}
-
+{middleware_section(res)}
 {http_section}
 ## Findings
 

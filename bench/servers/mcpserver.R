@@ -2,7 +2,8 @@
 # Started by the driver as `Rscript bench/servers/mcpserver.R` with R_LIBS
 # pointing at the copy of the package that bench/run.sh installed; with
 # `--http PORT` it serves Streamable HTTP on 127.0.0.1:PORT/mcp instead
-# (bench/driver/http_bench.py).
+# (bench/driver/http_bench.py). With MCPSERVER_BENCH_MIDDLEWARE=1 it runs
+# one trivial middleware around every request (bench/driver/middleware.py).
 library(mcpserver)
 
 source(file.path("bench", "servers", "tools.R"))  # add(), big_table(), slow()
@@ -17,12 +18,17 @@ tools <- list(
   tool(slow, "Sleep for a number of seconds", arguments = list(seconds = type_number()))
 )
 
+# Passes every request on unchanged: what middleware costs by itself.
+middleware <- if (nzchar(Sys.getenv("MCPSERVER_BENCH_MIDDLEWARE"))) {
+  list(function(request, call_next) call_next(request))
+}
+
 args <- commandArgs(trailingOnly = TRUE)
 if (length(args) == 2 && args[[1]] == "--http") {
   # More sessions than the default 100: the HTTP bench holds 100 clients
   # and opens up to a few hundred idle sessions to weigh them.
   mcp_server(tools, name = "bench-mcpserver", transport = "http", port = as.integer(args[[2]]),
-             http = http_options(max_sessions = 1000))
+             http = http_options(max_sessions = 1000), middleware = middleware)
 } else {
-  mcp_server(tools, name = "bench-mcpserver")
+  mcp_server(tools, name = "bench-mcpserver", middleware = middleware)
 }
