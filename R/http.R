@@ -267,10 +267,13 @@ token_check_handler <- function(fun) {
 # The hidden tool entry for `http`'s token function, or NULL.
 token_check_entry <- function(http) {
   if (!is.function(http$bearer_tokens)) return(NULL)
-  tool(token_check_handler(http$bearer_tokens), "Handler of bearer tokens",
+  check <- tool(token_check_handler(http$bearer_tokens), "Handler of bearer tokens",
     arguments = list(token = type_string()), name = "handler-bearer-tokens",
     timeout = http$bearer_timeout
   )
+  # Not a client's request: middleware never runs around it (R/middleware.R).
+  attr(check, "mcpserver_route") <- list(method = "token")
+  check
 }
 
 # The endpoint's URL, from the address the server bound.

@@ -110,6 +110,8 @@ check_middleware <- function(middleware) {
 # handler that runs the middleware around the entry's own function.
 serve_through_middleware <- function(server, served, pool, job) {
   handler <- served$runnable[[job$tool]]
+  route <- attr(handler, "mcpserver_route", exact = TRUE)
+  if (identical(route$method, "token")) return(run_job(server, job, handler))
   if (is_worker_job(pool, job)) {
     return(dispatch_through_middleware(server, served, pool, job, handler))
   }

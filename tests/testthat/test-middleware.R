@@ -235,6 +235,34 @@ test_that("middleware over HTTP, in a handshake session and in 2026-07-28 reques
   expect_true("inner in tools/call caller=testthat" %in% log)
 })
 
+test_that("over HTTP, the caller a bearer token names decides which tools it sees and calls", {
+  skip_on_cran()
+  skip_if(Sys.which("curl") == "", "curl is not installed")
+  server <- start_http_server(c(
+    "known <- c('token-of-ann' = 'ann', 'token-of-bob' = 'bob')",
+    "check <- function(token) if (token %in% names(known)) list(user = known[[token]]) else FALSE",
+    "tools <- list(tool(function() 'a', 'A', name = 'a'), tool(function() 'b', 'B', name = 'b'))",
+    "allowed <- function(caller) if (identical(caller$auth$user, 'ann')) c('a', 'b') else 'a'",
+    "mcp_server(tools, transport = 'http', port = 0L, http = http_options(bearer_tokens = check),",
+    "  middleware = list(middleware_allow_tools(allowed)))"
+  ))
+  as_caller <- function(token, id, method, params = setNames(list(), character())) {
+    params$`_meta` <- modern_meta()
+    headers <- c(modern_headers(method, params$name), Authorization = paste("Bearer", token))
+    reply <- curl_request(server$url, list(jsonrpc = "2.0", id = id, method = method, params = params), headers = headers)
+    messages <- http_messages(reply)
+    messages[[length(messages)]]
+  }
+  expect_equal(tool_names(as_caller("token-of-ann", 1, "tools/list")), c("a", "b"))
+  expect_equal(tool_names(as_caller("token-of-bob", 2, "tools/list")), "a")
+  expect_equal(text_of(as_caller("token-of-ann", 3, "tools/call", list(name = "b", arguments = setNames(list(), character())))), "b")
+  refused <- as_caller("token-of-bob", 4, "tools/call", list(name = "b", arguments = setNames(list(), character())))
+  expect_true(refused$result$isError)
+  expect_match(text_of(refused), "not available to this caller")
+  expect_equal(curl_request(server$url, list(jsonrpc = "2.0", id = 5, method = "tools/list", params = list(`_meta` = modern_meta())),
+    headers = c(modern_headers("tools/list"), Authorization = "Bearer wrong"))$status, 401)
+})
+
 test_that("a concurrent tool's middleware runs on the main thread before it goes to a worker", {
   skip_on_cran()
   skip_if_not_installed("parallelly")
