@@ -24,7 +24,10 @@
 #' * return a value of its own without calling `call_next()` (a short-circuit):
 #'   it is the result, as if the tool had returned it (a [tool_result()]
 #'   with `is_error = TRUE` is a tool error the model reads);
-#' * change the result `call_next()` returned, on its way out;
+#' * change the result `call_next()` returned, on its way out (for a tool,
+#'   what its function returned; for `resources/read`, `prompts/get` and
+#'   `completion/complete`, the [tool_result()] the server made of the
+#'   function's value);
 #' * filter and reorder list results (for `tools/list` and the other list
 #'   methods `call_next()` returns `list(tools = <entries>)` and so on, each
 #'   entry as the client would see it): the entries it keeps are sent, by
