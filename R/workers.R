@@ -58,6 +58,7 @@ workers_start <- function(tools, workers, queue, limit, grace = 1) {
   pool$flags <- tempfile("mcpserver-calls-", tmpdir = flags_root())
   dir.create(pool$flags, showWarnings = FALSE)
   pool$calls <- 0L
+  pool$runs <- 0L
   pool
 }
 
@@ -197,9 +198,6 @@ new_worker_call <- function(server, pool, job, handler) {
   call$answered <- FALSE
   pool$calls <- pool$calls + 1L
   call$cancel_flag <- file.path(pool$flags, pool$calls)
-  # Where the worker and the server settle when it may be interrupted
-  # (see "Interrupts only while the tool runs" in R/worker_process.R).
-  call$run_dir <- paste0(call$cancel_flag, "-run")
   call
 }
 
@@ -210,6 +208,11 @@ launch <- function(server, pool, call) {
   call$seq <- 0L
   call$pid <- NULL
   call$host <- NULL
+  # Where the worker and the server settle when it may be interrupted (see
+  # "Interrupts only while the tool runs" in R/worker_process.R): one per
+  # run, as a call run again after a question may go to another worker.
+  pool$runs <- pool$runs + 1L
+  call$run_dir <- paste0(call$cancel_flag, "-run-", pool$runs)
   started <- if (identical(pool$backend, "psock")) psock_launch(pool, call) else future_launch(call)
   if (!isTRUE(started)) {
     why <- if (inherits(started, "error")) conditionMessage(started) else "no worker is left (see the server's log)"
