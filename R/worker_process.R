@@ -15,6 +15,7 @@ worker_install <- function(number, bundle) {
   for (i in seq_along(bundle$keys)) tools[[as.character(bundle$keys[[i]])]] <- bundle$handlers[[i]]
   the$tools <- tools
   the$worker_number <- number
+  the$send_data <- parallel_fun("sendData")
   assign(".mcpserver_serve", worker_serve, envir = globalenv())
   Sys.getpid()
 }
@@ -24,6 +25,10 @@ worker_install <- function(number, bundle) {
 # to its stderr: the worker's own output goes nowhere (and must never
 # reach the server's stdout, the protocol stream).
 worker_serve <- function(key, arguments, id, call) {
+  # The previous call's run directory (see worker_run()): the server read
+  # that call's outcome before it sent this one, so it is done with it.
+  if (!is.null(the$last_run)) remove_run_dir(the$last_run)
+  the$last_run <- call$run_dir
   the$master <- find_master()
   on.exit(the$master <- NULL, add = TRUE)
   printed <- character()
@@ -38,6 +43,13 @@ worker_serve <- function(key, arguments, id, call) {
   )
   if (length(printed) > 0) worker_relay("printed", list(text = printed))
   outcome
+}
+
+# Two rmdir()s, unless the server left `sent` in it.
+remove_run_dir <- function(dir) {
+  removed <- suppressWarnings(file.remove(file.path(dir, "end"), dir))
+  if (!all(removed)) unlink(dir, recursive = TRUE)
+  invisible()
 }
 
 # The connection to the server: parallel's worker loop holds it as
@@ -63,7 +75,37 @@ worker_run <- function(handler, arguments, id, call) {
   the$relayed <- 0L
   the$asked <- 0L
   on.exit(the$worker <- NULL)
-  worker_relay("started", list(pid = Sys.getpid(), host = Sys.info()[["nodename"]]))
+  # The server's own pool knows its workers' processes; on a future
+  # backend the server learns here which process to interrupt.
+  if (is.null(the$master)) worker_relay("started", list(pid = Sys.getpid(), host = Sys.info()[["nodename"]]))
+  state <- new.env(parent = emptyenv())
+  state$ran <- FALSE
+  state$guarded <- NA
+  # Until the tool's window is closed, an interrupt anywhere in here is
+  # caught and the steps not yet done are taken again (none twice).
+  repeat {
+    done <- tryCatch(
+      {
+        if (is.na(state$guarded)) state$guarded <- interrupt_window_open(call$run_dir)
+        if (!state$ran) {
+          state$ran <- TRUE
+          state$outcome <- run_tool(handler, arguments)
+        }
+        if (isTRUE(state$guarded)) interrupt_window_close(call$run_dir)
+        TRUE
+      },
+      interrupt = function(e) {
+        # Before the tool started: it does not start.
+        state$ran <- TRUE
+        FALSE
+      }
+    )
+    if (done) break
+  }
+  state$outcome %||% interrupted_outcome()
+}
+
+run_tool <- function(handler, arguments) {
   tryCatch(
     {
       value <- withCallingHandlers(
@@ -82,11 +124,48 @@ worker_run <- function(handler, arguments, id, call) {
     error = function(e) list(ok = FALSE, message = conditionMessage(e)),
     # The server's SIGINT (a cancel, a time limit): the tool's on.exit()
     # code has run; the worker answers and takes the next call.
-    interrupt = function(e) list(ok = FALSE, message = "The call was interrupted.", interrupted = TRUE),
+    interrupt = function(e) interrupted_outcome(),
     mcpserver_question = function(q) {
       list(ok = FALSE, question = list(key = q$key, message = q$question, schema = q$schema))
     }
   )
+}
+
+interrupted_outcome <- function() list(ok = FALSE, message = "The call was interrupted.", interrupted = TRUE)
+
+# ---- Interrupts only while the tool runs -------------------------------------
+#
+# The server interrupts a call (SIGINT) only while its tool runs: one
+# arriving while the worker's loop reads a call or sends an outcome would
+# put the connection out of step, and one taken after the call would hit
+# the next. Signals are asynchronous, so the two sides settle who ends the
+# window with the call's run directory, which only one of them can make
+# `end` in (mkdir is atomic):
+# - the worker makes the run directory as the call starts (before, the
+#   server cannot claim the call, and does not signal);
+# - the server, to interrupt, makes `end`, signals, then makes `end/sent`;
+# - the worker, once the tool has returned, makes `end`. If it cannot, the
+#   server's signal is on its way or in: the worker waits for `sent` and
+#   takes the interrupt here, before the outcome goes back.
+# Without a shared file system (a worker on another machine), there is no
+# run directory, and no interrupt either (the server only signals
+# processes on its own machine).
+
+interrupt_window_open <- function(dir) {
+  is_string(dir) && (dir.create(dir, showWarnings = FALSE) || dir.exists(dir))
+}
+
+interrupt_window_close <- function(dir) {
+  end <- file.path(dir, "end")
+  if (dir.create(end, showWarnings = FALSE)) return(invisible())
+  sent <- file.path(end, "sent")
+  # The server makes `sent` just after its signal (a bound in case it died).
+  until <- Sys.time() + 5
+  while (!file.exists(sent) && Sys.time() < until) Sys.sleep(0.001)
+  # Once `sent` is there the signal has arrived; if R holds it pending,
+  # this takes it (and the caller catches it).
+  Sys.sleep(0)
+  invisible()
 }
 
 in_worker <- function() !is.null(the$worker)
@@ -128,7 +207,7 @@ worker_relay <- function(kind, data) {
   the$relayed <- the$relayed + 1L
   if (!is.null(the$master)) {
     report <- list(kind = kind, data = data, seq = the$relayed)
-    parallel_fun("sendData")(the$master, list(type = "VALUE", value = report, success = TRUE, tag = relay_tag))
+    the$send_data(the$master, list(type = "VALUE", value = report, success = TRUE, tag = relay_tag))
     return(invisible(TRUE))
   }
   signalCondition(structure(

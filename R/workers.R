@@ -53,12 +53,21 @@ workers_start <- function(tools, workers, queue, limit, grace = 1) {
   pool$waiting <- list()
   # Calls waiting for the user's answer: they hold no worker.
   pool$asking <- list()
-  # Where cancel flags go (see mcp_cancelled()): the server's own
-  # temporary directory, which workers on this machine can see.
-  pool$flags <- tempfile("mcpserver-cancelled-")
+  # Where cancel flags and run directories go (see mcp_cancelled() and
+  # interrupt_if_running()): a place workers on this machine can see.
+  pool$flags <- tempfile("mcpserver-calls-", tmpdir = flags_root())
   dir.create(pool$flags, showWarnings = FALSE)
   pool$calls <- 0L
+  pool$runs <- 0L
   pool
+}
+
+# Each worker call makes and removes two directories here: in memory
+# (/dev/shm, Linux) they cost microseconds, on a disk a few tenths of a
+# millisecond each under load.
+flags_root <- function() {
+  shm <- "/dev/shm"
+  if (dir.exists(shm) && file.access(shm, 2) == 0) shm else tempdir()
 }
 
 concurrent_tools <- function(tools) {
@@ -199,21 +208,30 @@ launch <- function(server, pool, call) {
   call$seq <- 0L
   call$pid <- NULL
   call$host <- NULL
-  call$running_tool <- FALSE
+  # Where the worker and the server settle when it may be interrupted (see
+  # "Interrupts only while the tool runs" in R/worker_process.R): one per
+  # run, as a call run again after a question may go to another worker.
+  pool$runs <- pool$runs + 1L
+  call$run_dir <- paste0(call$cancel_flag, "-run-", pool$runs)
   started <- if (identical(pool$backend, "psock")) psock_launch(pool, call) else future_launch(call)
   if (!isTRUE(started)) {
     why <- if (inherits(started, "error")) conditionMessage(started) else "no worker is left (see the server's log)"
     server$complete_error(call$job$id, paste0("The call could not be started on a worker: ", why))
     return(invisible())
   }
-  pool$running[[format(call$job$id, scientific = FALSE)]] <- call
+  pool$running[[call_key(call$job$id)]] <- call
 }
+
+# A call's name in the pool's lists (format() would cost more than the
+# rest of the dispatch).
+call_key <- function(id) if (is.character(id)) id else as.character(id)
 
 # What a worker needs of the call besides its arguments.
 worker_call_info <- function(call) {
   list(
     context = call$context, answers = call$answers,
-    unavailable = call$unavailable, cancel_flag = call$cancel_flag
+    unavailable = call$unavailable, cancel_flag = call$cancel_flag,
+    run_dir = call$run_dir
   )
 }
 
@@ -242,16 +260,23 @@ workers_service <- function(server, pool) {
   if (is.null(pool)) return(invisible())
   for (key in names(pool$running)) {
     call <- pool$running[[key]]
-    if (!call$answered) check_stop(server, pool, call) else check_grace(call)
+    if (!call$answered) {
+      check_stop(server, pool, call)
+    } else if (!is.null(call$kill_at)) {
+      interrupt_if_running(call)
+      check_grace(call)
+    }
     if (check_done(server, pool, call)) pool$running[[key]] <- NULL
   }
   for (key in names(pool$asking)) {
     if (check_answer(server, pool, pool$asking[[key]])) pool$asking[[key]] <- NULL
   }
   # Waiting calls the client cancelled leave the queue at once.
-  cancelled <- vapply(pool$waiting, function(call) isTRUE(server$cancelled(call$job$id)), logical(1))
-  for (call in pool$waiting[cancelled]) server$complete_cancelled(call$job$id)
-  pool$waiting <- pool$waiting[!cancelled]
+  if (length(pool$waiting) > 0) {
+    cancelled <- vapply(pool$waiting, function(call) isTRUE(server$cancelled(call$job$id)), logical(1))
+    for (call in pool$waiting[cancelled]) server$complete_cancelled(call$job$id)
+    pool$waiting <- pool$waiting[!cancelled]
+  }
   while (length(pool$waiting) > 0 && length(pool$running) < pool$size) {
     call <- pool$waiting[[1]]
     pool$waiting[[1]] <- NULL
@@ -277,18 +302,19 @@ check_stop <- function(server, pool, call) {
   }
 }
 
-# Only once the tool runs (its worker said "started"): an interrupt that
-# reached the worker's loop (parallel's, or future's on it) while it reads
-# the call could leave the connection out of step. One that comes just
-# after the tool returned is swallowed by that loop with the answer; the
-# grace period then ends it. Any backend whose worker runs on this machine
-# and said which process it is can be interrupted (the server's own pool,
+# Only while the tool runs, which the server knows by claiming the end of
+# the call's window before it signals (see "Interrupts only while the tool
+# runs" in R/worker_process.R): before the tool starts, or once it has
+# returned, the claim fails, and this is tried again at the next look while
+# the call's worker has it. Any backend whose worker runs on this machine
+# and whose process is known can be interrupted (the server's own pool,
 # multisession, multicore, callr, a local cluster).
 interrupt_if_running <- function(call) {
-  if (isTRUE(call$interrupt_wanted) && isTRUE(call$running_tool) && !isTRUE(call$interrupted) &&
-    runs_here(call)) {
+  if (isTRUE(call$interrupt_wanted) && !isTRUE(call$interrupted) && runs_here(call) &&
+    dir.create(file.path(call$run_dir, "end"), showWarnings = FALSE)) {
     call$interrupted <- TRUE
     tools::pskill(call$pid, tools::SIGINT)
+    file.create(file.path(call$run_dir, "end", "sent"), showWarnings = FALSE)
   }
   invisible()
 }
@@ -326,6 +352,7 @@ stopped_by_server <- function(server, call) {
 # worker the server cannot kill (whose process id it never learned). The
 # worker sees the flag if it shares this machine's file system.
 flag_cancelled <- function(call) {
+  call$flagged <- TRUE
   try(file.create(call$cancel_flag, showWarnings = FALSE), silent = TRUE)
   invisible()
 }
@@ -374,7 +401,10 @@ check_done <- function(server, pool, call) {
       deliver(server, call, outcome)
     }
   }
-  if (call$answered) unlink(call$cancel_flag)
+  if (isTRUE(call$flagged)) unlink(call$cancel_flag)
+  # A worker of the server's own pool removes its last run directory as it
+  # takes its next call; others may not come back.
+  if (!identical(pool$backend, "psock") || inherits(outcome, "error")) unlink(call$run_dir, recursive = TRUE)
   TRUE
 }
 
@@ -409,7 +439,7 @@ ask_user_for_worker <- function(server, pool, call, question) {
   switch(asked$status,
     asked = {
       call$asked <- question$key
-      pool$asking[[format(id, scientific = FALSE)]] <- call
+      pool$asking[[call_key(id)]] <- call
     },
     needs_input = {
       # 2026-07-28: the client asks the user and calls again.
@@ -464,7 +494,6 @@ relay_report <- function(server, call, condition) {
   if (identical(condition$kind, "started")) {
     call$pid <- data$pid
     call$host <- data$host
-    call$running_tool <- TRUE
     # Stopped before its worker said who it is.
     if (call$answered) {
       interrupt_if_running(call)
@@ -559,6 +588,9 @@ tool_bundle <- function(tools, concurrent) {
 
 psock_start <- function(pool, n, bundle) {
   pool$bundle <- bundle
+  # parallel's own messages, looked up once.
+  pool$send_call <- parallel_fun("sendCall")
+  pool$recv_data <- parallel_fun("recvData")
   pool$nodes <- vector("list", n)
   pool$busy <- rep(FALSE, n)
   pool$pids <- rep(NA_integer_, n)
@@ -626,7 +658,7 @@ psock_launch <- function(pool, call) {
       info <- worker_call_info(call)
       # Which of the pool's workers runs it, for mcp_request()$worker.
       info$worker <- i
-      parallel_fun("sendCall")(pool$nodes[[i]], ".mcpserver_serve", list(
+      pool$send_call(pool$nodes[[i]], ".mcpserver_serve", list(
         call$job$tool, call$job$arguments, call$job$id, info
       ))
       TRUE
@@ -654,7 +686,7 @@ psock_collect <- function(server, pool, call) {
   repeat {
     ready <- tryCatch(socketSelect(list(node$con), write = FALSE, timeout = 0), error = function(e) TRUE)
     if (!isTRUE(ready)) return(NULL)
-    msg <- tryCatch(parallel_fun("recvData")(node), error = function(e) e)
+    msg <- tryCatch(pool$recv_data(node), error = function(e) e)
     if (inherits(msg, "error") || !is.list(msg)) {
       pool$busy[[call$node]] <- FALSE
       psock_replace(pool, call$node)

@@ -84,7 +84,17 @@ echo "== measuring over HTTP (bench/driver/http_bench.py)"
 http_results="$cache/results/http-$(date +%Y%m%d-%H%M%S).json"
 python3 bench/driver/http_bench.py --out "$http_results" "$@" >/dev/null
 
+echo "== concurrent tools on workers (bench/workers.R)"
+workers_results="$cache/results/workers-$(date +%Y%m%d-%H%M%S).md"
+workers_arg=""
+if Rscript bench/workers.R .cache/bench-lib "$cache/python/bin/python" >"$workers_results" 2>"$cache/logs/workers.log"; then
+  workers_arg="--workers $workers_results"
+else
+  echo "   (bench/workers.R failed, see $cache/logs/workers.log; its section is left out)"
+fi
+
 readme=bench/README.md
 case " $* " in *" --quick "*) readme="$cache/README.quick.md" ;; esac
-python3 bench/driver/report.py "$results" --http "$http_results" --readme "$readme" \
+# shellcheck disable=SC2086 # empty, or the option and its file
+python3 bench/driver/report.py "$results" --http "$http_results" $workers_arg --readme "$readme" \
   --total-seconds $(( $(date +%s) - started )) --command "bench/run.sh${*:+ $*}"

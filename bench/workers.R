@@ -1,18 +1,21 @@
-# Concurrent tools on workers, measured in one run (issues [10] and [17]):
+# Concurrent tools on workers, measured in one run (issues [10] and [17]);
+# a step of `make bench` (bench/run.sh), or by hand:
 #   Rscript bench/workers.R [lib] [python]
 # lib: where mcpserver is installed (e.g. .lib); python: the Python with the
 # official SDK (default: the venv bench/run.sh makes, .cache/bench/python).
-# 1. 8 calls of a 1-s tool sent at once: on the main thread, with 4
+# 1. Cold start: 8 calls of a 1-s tool sent as the first calls after
+#    initialize (when the first and the last were answered).
+# 2. 8 calls of the 1-s tool sent at once: on the main thread, with 4
 #    workers, and against the Python SDK server (an async tool).
-# 2. Per-call overhead of a trivial tool: concurrent (a worker) vs main
-#    thread (and the Python server's), median of 100 sequential calls.
-# 3. ping round trips while all 4 workers are busy.
-# 4. future's own round trip on a multisession worker, without the server.
-# 5. Cold start: 8 calls of the 1-s tool sent as the first calls after
-#    initialize (when the first and the last ended).
-# 6. The server's main thread CPU per dispatched trivial call (from
-#    /proc/<pid>/task/<pid>/stat, Linux), and calls/s with 100 sent at once.
-# Prints a table with ratios; needs future, parallelly, processx and jsonlite.
+# 3. Per-call overhead of a trivial tool: concurrent (a worker) vs main
+#    thread vs the Python server's, median of 300 sequential calls.
+# 4. ping round trips while all 4 workers are busy.
+# 5. The server's main-thread CPU per dispatched trivial call (utime +
+#    stime of /proc/<pid>/task/<pid>/stat, Linux; 1000 calls, as the clock
+#    ticks 100 times a second), and calls/s with 200 sent at once.
+# 6. future's own round trip on a multisession worker, without the server.
+# Prints a markdown table with ratios and the targets of issue [17], and
+# the load average; needs future, parallelly, processx and jsonlite.
 args <- commandArgs(TRUE)
 if (length(args) > 0) .libPaths(c(normalizePath(args[[1]]), .libPaths()))
 python <- if (length(args) > 1) args[[2]] else Sys.getenv("BENCH_PYTHON", ".cache/bench/python/bin/python")
@@ -103,7 +106,8 @@ burst <- function(peer, name, n = 8) {
   answers_to(peer, vapply(seq_len(n), function(i) call(peer, name), numeric(1)))
   now() - t0
 }
-per_call <- function(peer, name, n = 100) {
+n_seq <- 300
+per_call <- function(peer, name, n = n_seq) {
   times <- numeric(n)
   for (i in seq_len(n)) {
     t0 <- now()
@@ -121,6 +125,12 @@ main_thread_cpu <- function(pid) {
   # utime and stime, fields 14 and 15 of stat (12 and 13 after the name).
   sum(as.numeric(fields[12:13])) / 100
 }
+
+load_average <- function() {
+  if (!file.exists("/proc/loadavg")) return("n/a")
+  paste(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3], collapse = ", ")
+}
+load_before <- load_average()
 
 # Cold: the first calls after start.
 cold <- connect(start_peer(file.path(R.home("bin"), "Rscript"), script))
@@ -157,27 +167,32 @@ for (i in seq_along(pings)) {
 }
 answers_to(r, busy)
 
-cpu_per_call <- function(name, n = 200) {
+cpu_per_call <- function(name, n = 1000) {
   before <- main_thread_cpu(r$proc$get_pid())
   for (i in seq_len(n)) answer_to(r, call(r, name))
   (main_thread_cpu(r$proc$get_pid()) - before) / n
 }
 main_cpu <- cpu_per_call("noop_main")
 worker_cpu <- cpu_per_call("noop_worker")
-t0 <- now()
-answers_to(r, vapply(1:100, function(i) call(r, "noop_worker"), numeric(1)))
-worker_rate <- 100 / (now() - t0)
+rate <- function(peer, name, n = 200) {
+  t0 <- now()
+  answers_to(peer, vapply(seq_len(n), function(i) call(peer, name), numeric(1)))
+  n / (now() - t0)
+}
+worker_rate <- rate(r, "noop_worker")
+main_rate <- rate(r, "noop_main")
 stop_peer(r)
 
-py_burst <- py_call <- NA_real_
+py_burst <- py_call <- py_rate <- NA_real_
 if (file.exists(python)) {
   # R's LD_LIBRARY_PATH would give Python R's libraries (its ssl module fails).
   env <- Sys.getenv()
   env <- env[names(env) != "LD_LIBRARY_PATH"]
   py <- connect(start_peer(python, file.path("bench", "servers", "python-concurrent.py"), env = env))
-  invisible(per_call(py, "noop_worker", 5))
+  invisible(per_call(py, "noop_worker", 20))
   py_burst <- burst(py, "sleep_worker")
   py_call <- per_call(py, "noop_worker")
+  py_rate <- rate(py, "noop_worker")
   stop_peer(py)
 } else {
   message("No Python SDK at ", python, " (run bench/run.sh once, or pass its path): its column is empty.")
@@ -198,23 +213,29 @@ future::plan(future::sequential)
 
 ms <- function(x) if (is.na(x)) "n/a" else sprintf("%.3f ms", 1000 * x)
 s <- function(x) if (is.na(x)) "n/a" else sprintf("%.2f s", x)
+ratio <- function(a, b) if (is.na(a) || is.na(b)) "n/a" else sprintf("%.2f", a / b)
+met <- function(ok) if (is.na(ok)) "n/a" else if (ok) "yes" else "**no**"
+rows <- c(
+  "| measure | 4 workers (concurrent tool) | main thread | Python SDK (async tool) | workers / main | workers / Python | target | met |",
+  "|---|---|---|---|---|---|---|---|",
+  sprintf("| trivial call, p50 of %d sequential | %s | %s | %s | %s | %s | <= 2 ms | %s |",
+    n_seq, ms(worker_call), ms(main_call), ms(py_call), ratio(worker_call, main_call), ratio(worker_call, py_call),
+    met(worker_call <= 0.002)),
+  sprintf("| 8 calls of a 1-s tool sent at once, warm (wall) | %s | %s | %s | %s | %s | | |",
+    s(worker_burst), s(main_burst), s(py_burst), ratio(worker_burst, main_burst), ratio(worker_burst, py_burst)),
+  sprintf("| the same as the first calls after start: first answered | %s | | %s | | %s | <= 1.2 s | %s |",
+    s(cold_first), s(py_burst), ratio(cold_first, py_burst), met(cold_first <= 1.2)),
+  sprintf("| the same as the first calls after start: all answered | %s | | %s | | %s | <= 2.2 s | %s |",
+    s(cold_all), s(py_burst), ratio(cold_all, py_burst), met(cold_all <= 2.2)),
+  sprintf("| R's main-thread CPU per call (of 1000) | %s | %s | | %s | | < 1 ms | %s |",
+    ms(worker_cpu), ms(main_cpu), ratio(worker_cpu, main_cpu), met(worker_cpu < 0.001)),
+  sprintf("| trivial calls per second, 200 sent at once | %.0f | %.0f | %.0f | %s | %s | | |",
+    worker_rate, main_rate, py_rate, ratio(worker_rate, main_rate), ratio(worker_rate, py_rate)),
+  sprintf("| ping while all 4 workers are busy, median / max of 20 | %s / %s | | | | | | |", ms(median(pings)), ms(max(pings))),
+  sprintf("| future's own round trip, `value(future(NULL))` on multisession, no server (median of 30) | %s | | | | | | |", ms(future_call))
+)
+cat(rows, sep = "\n")
 cat(sprintf(
-  paste0(
-    "| measure | main thread | 4 workers | Python SDK (async tool) | workers vs main | workers vs Python |\n",
-    "|---|---|---|---|---|---|\n",
-    "| 8 concurrent calls of a 1-s tool (wall time) | %s | %s | %s | %.1fx faster | %.1fx the time |\n",
-    "| one call of a trivial tool (median of 100) | %s | %s | %s | %.0fx the time | %.0fx the time |\n",
-    "| ping while all 4 workers are busy (median / max of 20) | | %s / %s | | | |\n",
-    "| future's own round trip, `value(future(NULL))` on multisession, no server (median of 30) | | %s | | | |\n",
-    "| 8 x 1-s calls as the first calls after start: first / all answered | | %s / %s | | | %.1fx the warm time |\n",
-    "| main thread CPU per trivial call (of 200) | %s | %s | | %.1fx | |\n",
-    "| trivial concurrent calls per second (100 sent at once) | | %.0f | | | |\n",
-    "load average at the end: %s\n"
-  ),
-  s(main_burst), s(worker_burst), s(py_burst), main_burst / worker_burst, worker_burst / py_burst,
-  ms(main_call), ms(worker_call), ms(py_call), worker_call / main_call, worker_call / py_call,
-  ms(median(pings)), ms(max(pings)), ms(future_call),
-  s(cold_first), s(cold_all), cold_all / worker_burst,
-  ms(main_cpu), ms(worker_cpu), worker_cpu / main_cpu,
-  worker_rate, paste(readLines("/proc/loadavg"), collapse = "")
+  "\nLoad average (1, 5, 15 min) before: %s; after: %s (%d cores).\n",
+  load_before, load_average(), parallel::detectCores()
 ))

@@ -292,6 +292,24 @@ def table_split(res, rows):
     return "\n".join(lines)
 
 
+def workers_section(table):
+    """The section of bench/workers.R's table (issue [17]), as it printed it."""
+    return f"""## Concurrent tools on workers
+
+[`workers.R`](workers.R) against the Python SDK's MCPServer with `async`
+tools ([`servers/python-concurrent.py`](servers/python-concurrent.py)), one
+client each over stdio, in this run: a `tool(concurrent = TRUE)` on the
+server's own pool of 4 PSOCK workers, the same function as a main-thread
+tool, and the Python peer. The 8 calls of a 1-s tool need two rounds on 4
+workers (2 s ideal); the Python event loop answers all 8 after ~1 s. The
+main-thread CPU is that thread's alone (`/proc/<pid>/task/<pid>/stat`), so
+it does not count the workers or the server's reader threads.
+
+{table.strip()}
+
+"""
+
+
 def middleware_section(res):
     """What a trivial middleware costs per request (driver/middleware.py)."""
     if "middleware" not in res:
@@ -306,7 +324,7 @@ def middleware_section(res):
             + table(res["middleware"]) + "\n")
 
 
-def readme(res, rows, total_s, command, http_section=""):
+def readme(res, rows, total_s, command, http_section="", workers=""):
     m, n = res["machine"], res["counts"]
     tgt = "\n".join(f"| {t} | {v} | {ok} |" for t, v, ok in targets(res, rows))
     ahead_lines = "\n".join(ahead(rows)) or "- No peer is ahead of mcpserver on any measurement."
@@ -424,6 +442,7 @@ JSON is a little shorter.
 {micro_table(res)}
 {middleware_section(res)}
 {http_section}
+{workers}
 ## Findings
 
 See the end of this file (kept by hand, not generated).
@@ -434,6 +453,7 @@ See the end of this file (kept by hand, not generated).
 make bench            # = bench/run.sh: installs the peers, runs everything, rewrites this file
 bench/run.sh --quick  # tiny counts, to try the harness (writes .cache/bench/README.quick.md)
 python3 bench/driver/http_bench.py --r-lib .lib  # the HTTP leg alone (peers installed by a first run.sh)
+Rscript bench/workers.R .lib .cache/bench/python/bin/python  # the workers' section alone
 ```
 
 Raw results are written to `.cache/bench/results/`, server logs to
@@ -459,6 +479,7 @@ def main():
     ap.add_argument("--total-seconds", type=float, default=float("nan"))
     ap.add_argument("--command", default="bench/run.sh")
     ap.add_argument("--http", help="results of driver/http_bench.py, for the section over HTTP")
+    ap.add_argument("--workers", help="the table bench/workers.R printed, for its section")
     a = ap.parse_args()
     res = json.load(open(a.results))
     http_section = ""
@@ -484,7 +505,8 @@ def main():
     except FileNotFoundError:
         pass
     with open(a.readme, "w") as f:
-        f.write(readme(res, rows, a.total_seconds, a.command, http_section) + "\n" + (kept or marker + "\n"))
+        workers = workers_section(open(a.workers).read()) if a.workers else ""
+        f.write(readme(res, rows, a.total_seconds, a.command, http_section, workers) + "\n" + (kept or marker + "\n"))
     print(f"\nwrote {a.readme}", file=sys.stderr)
 
 

@@ -524,6 +524,25 @@ test_that("a worker that ignores the interrupt is killed after the grace period"
   expect_equal(finish(client), 0)
 })
 
+test_that("an interrupt that reaches a worker after its tool returned breaks neither the worker nor its next call", {
+  # One worker and a long grace: the next call must be answered by the same
+  # process, because the late interrupt was absorbed, not because the worker
+  # was killed and replaced.
+  client <- start_asking(workers = 1, grace = 120)
+  file <- withr::local_tempfile()
+  send_call(client, "late", "late", list(file = file))
+  pid <- wait_for_pid(file)
+  send(client, list(jsonrpc = "2.0", method = "notifications/cancelled", params = list(requestId = "late")))
+  send_call(client, "next", "nap", list(seconds = 0))
+  got <- answers_to(client, "next", timeout = 30)$`next`$result
+  expect_false(isTRUE(got$isError))
+  expect_equal(got$structuredContent$pid, pid)
+  send_call(client, "again", "nap", list(seconds = 0))
+  expect_equal(answers_to(client, "again", timeout = 30)$again$result$structuredContent$pid, pid)
+  expect_equal(finish(client), 0)
+  expect_false(any(vapply(client$log, function(e) grepl('"id":"late"', e$line, fixed = TRUE), logical(1))))
+})
+
 test_that("worker_grace is checked", {
   expect_error(mcp_server(list(), worker_grace = -1), "`worker_grace` must be a number of seconds")
   expect_error(mcp_server(list(), worker_grace = NA), "`worker_grace` must be a number of seconds")
