@@ -65,6 +65,35 @@ def big_table() -> list[Row]:
     return _table
 
 
+# The same table without an output schema: a dict return is structured
+# content the SDK leaves unchecked (no schema to check it against).
+@server.tool(description="The same table, no output schema", structured_output=False)
+def big_table_open() -> dict:
+    if not _table:
+        _table.extend(_make_table())
+    return {"result": _table}
+
+
+class Point(TypedDict):
+    x: float
+
+
+# Big arguments, each answered with the count it was sent.
+@server.tool(description="Count numbers", structured_output=False)
+def count_numbers(values: list[float]) -> int:
+    return len(values)
+
+
+@server.tool(description="Count strings", structured_output=False)
+def count_strings(values: list[str]) -> int:
+    return len(values)
+
+
+@server.tool(description="Count objects", structured_output=False)
+def count_objects(values: list[Point]) -> int:
+    return len(values)
+
+
 # Blocking, like the R tool; the SDK moves it off the event loop.
 @server.tool(description="Sleep for a number of seconds", structured_output=False)
 def slow(seconds: float) -> str:
