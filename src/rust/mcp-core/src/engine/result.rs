@@ -152,9 +152,53 @@ fn insert_some(map: &mut Map<String, Value>, key: &str, value: &Option<String>) 
 pub struct ToolResult {
     pub content: Vec<Block>,
     /// Structured content as compact JSON text.
-    pub structured: Option<Box<RawValue>>,
+    pub structured: Option<JsonText>,
     pub is_error: bool,
     pub meta: Option<Map<String, Value>>,
+    /// What the embedder vouches for about `structured`.
+    pub vouched: Vouched,
+}
+
+/// What the embedder that built a result vouches for, so that large
+/// structured content is neither read again nor held twice.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Vouched {
+    /// `structured` was checked against the tool's output schema already
+    /// (mcpserver checks a data frame column by column in R's memory), so
+    /// [`check_output`] does not read it again.
+    pub conforms: bool,
+    /// The result's first text block is `structured` itself, as JSON text:
+    /// it is not in `content` but written from `structured` when the
+    /// result is rendered (the text mirror the spec asks for).
+    pub mirrored: bool,
+}
+
+/// JSON text known to hold one JSON value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonText(Box<str>);
+
+impl JsonText {
+    /// Text a JSON writer produced, taken as it is: a large result is not
+    /// read again just to learn that it is JSON.
+    pub fn written(text: String) -> JsonText {
+        JsonText(text.into_boxed_str())
+    }
+
+    /// Text from elsewhere, checked to be one JSON value.
+    pub fn parse(text: String) -> serde_json::Result<JsonText> {
+        serde_json::from_str::<serde::de::IgnoredAny>(&text)?;
+        Ok(JsonText::written(text))
+    }
+
+    pub fn get(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<Box<RawValue>> for JsonText {
+    fn from(raw: Box<RawValue>) -> JsonText {
+        JsonText(raw.get().into())
+    }
 }
 
 impl ToolResult {
@@ -165,6 +209,21 @@ impl ToolResult {
             structured: None,
             is_error: true,
             meta: None,
+            vouched: Vouched::default(),
+        }
+    }
+
+    /// The result with its text mirror (see [`Vouched::mirrored`]) in
+    /// `content`, for readers of `content` other than [`render`].
+    pub fn with_mirror(&self) -> std::borrow::Cow<'_, ToolResult> {
+        match (&self.structured, self.vouched.mirrored) {
+            (Some(structured), true) => {
+                let mut whole = self.clone();
+                whole.content.insert(0, Block::text(structured.get()));
+                whole.vouched.mirrored = false;
+                std::borrow::Cow::Owned(whole)
+            }
+            _ => std::borrow::Cow::Borrowed(self),
         }
     }
 }
@@ -192,7 +251,10 @@ pub fn check_output(tool: &Tool, result: &ToolResult) -> Result<(), OutputSchema
             data: json!({ "tool": name }),
         });
     };
-    let Err(problems) = validator.read(raw.get(), false) else {
+    if result.vouched.conforms {
+        return Ok(());
+    }
+    let Err(problems) = validator.check(raw.get(), false) else {
         return Ok(());
     };
     let hints = &tool.def.output_hints;
@@ -254,13 +316,30 @@ fn render_checked(
     rev: Revision,
     extra_meta: Option<&Map<String, Value>>,
 ) -> String {
-    // Built as text so large structured content is copied, never re-parsed.
-    let content: Vec<Value> = result.content.iter().map(|b| b.to_wire(rev)).collect();
-    let mut out =
-        String::with_capacity(64 + result.structured.as_ref().map_or(0, |s| s.get().len()));
-    out.push_str("{\"content\":");
-    out.push_str(&Value::Array(content).to_string());
-    out.push_str(",\"isError\":");
+    // Built as text so large structured content is copied, never re-parsed;
+    // room is left for the JSON-RPC envelope (see `jsonrpc::success_owned`).
+    let structured_len = result.structured.as_ref().map_or(0, |s| s.get().len());
+    let mirror = result.structured.as_ref().filter(|_| result.vouched.mirrored);
+    // Escaping at most doubles valid JSON text; room never touched costs
+    // no resident memory.
+    let mirror_len = mirror.map_or(0, |s| 2 * s.get().len() + 32);
+    let mut out = String::with_capacity(ENVELOPE_ROOM + 64 + structured_len + mirror_len);
+    out.push_str("{\"content\":[");
+    let mut first = true;
+    if let Some(mirror) = mirror {
+        out.push_str("{\"type\":\"text\",\"text\":");
+        push_json_string(&mut out, mirror.get());
+        out.push('}');
+        first = false;
+    }
+    for block in &result.content {
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        out.push_str(&block.to_wire(rev).to_string());
+    }
+    out.push_str("],\"isError\":");
     out.push_str(if result.is_error { "true" } else { "false" });
     if let (Some(structured), true) = (&result.structured, rev.has_structured_output()) {
         out.push_str(",\"structuredContent\":");
@@ -284,6 +363,41 @@ fn render_checked(
     }
     out.push('}');
     out
+}
+
+/// Bytes a rendered result keeps free for the JSON-RPC envelope around it,
+/// so that wrapping a large one moves it in place rather than copying it.
+pub const ENVELOPE_ROOM: usize = 128;
+
+/// Appends `text` as a JSON string, escaped as serde_json escapes it, in
+/// runs: a large JSON document's text mirror is mostly plain bytes.
+fn push_json_string(out: &mut String, text: &str) {
+    out.push('"');
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&text[start..i]);
+        if escape.is_empty() {
+            use std::fmt::Write as _;
+            let _ = write!(out, "\\u{b:04x}");
+        } else {
+            out.push_str(escape);
+        }
+        start = i + 1;
+    }
+    out.push_str(&text[start..]);
+    out.push('"');
 }
 
 /// The result `_meta`: the tool's own keys, then the server's.
@@ -321,8 +435,8 @@ mod tests {
         .unwrap()
     }
 
-    fn raw(text: &str) -> Option<Box<RawValue>> {
-        Some(RawValue::from_string(text.to_string()).unwrap())
+    fn raw(text: &str) -> Option<JsonText> {
+        Some(JsonText::parse(text.to_string()).unwrap())
     }
 
     fn parse(text: &str) -> Value {
@@ -386,6 +500,7 @@ mod tests {
             structured: None,
             is_error: false,
             meta: None,
+            vouched: Vouched::default(),
         };
         let out = parse(&render(reg.tool(0), &result, Revision::V2025_11_25, None));
         let c = &out["content"];
@@ -418,6 +533,7 @@ mod tests {
             structured: None,
             is_error: false,
             meta: None,
+            vouched: Vouched::default(),
         };
         let out = parse(&render(reg.tool(0), &result, Revision::V2024_11_05, None));
         assert_eq!(out["isError"], true);
@@ -440,6 +556,7 @@ mod tests {
             structured: raw(r#"{"a":1}"#),
             is_error: false,
             meta: Some(json!({"r":1}).as_object().unwrap().clone()),
+            vouched: Vouched::default(),
         };
         let out = parse(&render(reg.tool(0), &result, Revision::V2025_03_26, None));
         assert_eq!(
@@ -481,6 +598,7 @@ mod tests {
             structured: None,
             is_error: false,
             meta: None,
+            vouched: Vouched::default(),
         };
         let err = check_output(tool, &result).unwrap_err();
         assert!(
@@ -525,6 +643,7 @@ mod tests {
                 structured: raw(text),
                 is_error: false,
                 meta: None,
+                vouched: Vouched::default(),
             };
             check_output(tool, &result).unwrap_err().message
         };
@@ -559,6 +678,7 @@ mod tests {
             structured: raw("[1,2]"),
             is_error: false,
             meta: None,
+            vouched: Vouched::default(),
         };
         check_output(reg.tool(0), &result).unwrap();
         let old = parse(&render(reg.tool(0), &result, Revision::V2025_11_25, None));

@@ -14,7 +14,10 @@
 //! directed by an empty schema; parts a schema leaves open, plainly).
 
 mod atoms;
+mod conforms;
 mod time;
+
+pub use conforms::conforms;
 
 use crate::output::{Field, Kind, Node, Object};
 use crate::rvalue::{describe_type, element, RValue};
@@ -138,7 +141,7 @@ fn is_atomic(x: RValue) -> bool {
 }
 
 /// A plain vector: atomic, without dimensions, not embedded JSON.
-fn is_plain_vector(x: RValue) -> bool {
+pub(crate) fn is_plain_vector(x: RValue) -> bool {
     is_atomic(x) && x.dim().is_null() && !(x.inherits("json") && x.kind() == SEXPTYPE::STRSXP)
 }
 
