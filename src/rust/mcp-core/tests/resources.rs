@@ -7,11 +7,11 @@ mod common;
 use common::check_message;
 use common::harness::Harness;
 use mcp_core::engine::registry::Registry;
+use mcp_core::engine::result::JsonText;
 use mcp_core::engine::result::{Block, Content, ResourceBody, ToolResult};
 use mcp_core::engine::{Config, Job, Outcome};
 use mcp_core::protocol::revision::Revision;
 use mcp_core::protocol::tool::ToolDef;
-use mcp_core::engine::result::JsonText;
 use serde_json::{json, Value};
 use std::time::Duration;
 

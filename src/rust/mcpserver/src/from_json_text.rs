@@ -390,7 +390,8 @@ impl<'de> Visitor<'de> for Items<'_> {
             }
             // SAFETY: R's main thread; `out` is protected by the caller and
             // the item is stored before anything else is allocated.
-            let value = unsafe { value_of(raw.get(), self.item) }.map_err(|_| misfit::<A::Error>())?;
+            let value =
+                unsafe { value_of(raw.get(), self.item) }.map_err(|_| misfit::<A::Error>())?;
             unsafe { SET_VECTOR_ELT(self.out, i as isize, value) };
             i += 1;
         }

@@ -210,7 +210,6 @@ fn unconvertible(what: &str, e: &to_json::MapError) -> String {
     message
 }
 
-
 /// A `tool_result()` checked again, since it may have been edited or forged
 /// after it was built (or built by hand, as mcplite allows). `class` is the
 /// result class it carries, for the error message.

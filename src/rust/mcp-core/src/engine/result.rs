@@ -254,7 +254,10 @@ pub fn check_output(tool: &Tool, result: &ToolResult) -> Result<(), OutputSchema
     if result.vouched.conforms {
         return Ok(());
     }
-    let Err(problems) = validator.check(raw.get(), false) else {
+    let span = crate::util::spans::span("output schema: check the JSON text", raw.get().len());
+    let checked = validator.check(raw.get(), false);
+    drop(span);
+    let Err(problems) = checked else {
         return Ok(());
     };
     let hints = &tool.def.output_hints;
@@ -319,7 +322,10 @@ fn render_checked(
     // Built as text so large structured content is copied, never re-parsed;
     // room is left for the JSON-RPC envelope (see `jsonrpc::success_owned`).
     let structured_len = result.structured.as_ref().map_or(0, |s| s.get().len());
-    let mirror = result.structured.as_ref().filter(|_| result.vouched.mirrored);
+    let mirror = result
+        .structured
+        .as_ref()
+        .filter(|_| result.vouched.mirrored);
     // Escaping at most doubles valid JSON text; room never touched costs
     // no resident memory.
     let mirror_len = mirror.map_or(0, |s| 2 * s.get().len() + 32);
@@ -369,35 +375,37 @@ fn render_checked(
 /// so that wrapping a large one moves it in place rather than copying it.
 pub const ENVELOPE_ROOM: usize = 128;
 
-/// Appends `text` as a JSON string, escaped as serde_json escapes it, in
-/// runs: a large JSON document's text mirror is mostly plain bytes.
+/// Appends `text` as a JSON string, escaped as serde_json escapes it,
+/// byte by byte into room reserved once: a large JSON document's text
+/// mirror is mostly plain bytes.
 fn push_json_string(out: &mut String, text: &str) {
-    out.push('"');
-    let bytes = text.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let escape: &str = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            0..=0x1f => "",
-            _ => continue,
-        };
-        out.push_str(&text[start..i]);
-        if escape.is_empty() {
-            use std::fmt::Write as _;
-            let _ = write!(out, "\\u{b:04x}");
-        } else {
-            out.push_str(escape);
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(text.len() + 2);
+    // SAFETY: only whole UTF-8 sequences of `text` (bytes copied in order)
+    // and ASCII escapes are appended, so `out` stays valid UTF-8.
+    let bytes = unsafe { out.as_mut_vec() };
+    bytes.push(b'"');
+    for &b in text.as_bytes() {
+        match b {
+            b'"' => bytes.extend_from_slice(b"\\\""),
+            b'\\' => bytes.extend_from_slice(b"\\\\"),
+            b'\n' => bytes.extend_from_slice(b"\\n"),
+            b'\r' => bytes.extend_from_slice(b"\\r"),
+            b'\t' => bytes.extend_from_slice(b"\\t"),
+            0x08 => bytes.extend_from_slice(b"\\b"),
+            0x0c => bytes.extend_from_slice(b"\\f"),
+            0..=0x1f => bytes.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[(b >> 4) as usize],
+                HEX[(b & 0xf) as usize],
+            ]),
+            _ => bytes.push(b),
         }
-        start = i + 1;
     }
-    out.push_str(&text[start..]);
-    out.push('"');
+    bytes.push(b'"');
 }
 
 /// The result `_meta`: the tool's own keys, then the server's.
@@ -433,6 +441,14 @@ mod tests {
             ..ToolDef::default()
         }])
         .unwrap()
+    }
+
+    #[test]
+    fn the_text_mirror_is_escaped_as_serde_json_escapes() {
+        let text = "{\"a\":\"q\\\"b\\\\\\n\u{1}\t\u{8}\u{c}\r é\"}";
+        let mut out = String::new();
+        push_json_string(&mut out, text);
+        assert_eq!(out, serde_json::to_string(text).unwrap());
     }
 
     fn raw(text: &str) -> Option<JsonText> {
@@ -617,6 +633,50 @@ mod tests {
         result.structured = raw(r#"{"sum":3}"#);
         check_output(tool, &result).unwrap();
         check_output(tool, &ToolResult::error("failed")).unwrap();
+    }
+
+    #[test]
+    fn a_mirrored_result_renders_its_text_from_the_structured_bytes() {
+        let reg = tool_with_output(None);
+        let text = r#"{"name":"a \"quoted\" é","n":[1,2]}"#;
+        let result = ToolResult {
+            content: vec![Block::text("after")],
+            structured: raw(text),
+            is_error: false,
+            meta: None,
+            vouched: Vouched {
+                conforms: false,
+                mirrored: true,
+            },
+        };
+        let out = parse(&render(reg.tool(0), &result, Revision::V2025_11_25, None));
+        assert_eq!(out["content"][0], json!({"type": "text", "text": text}));
+        assert_eq!(out["content"][1]["text"], "after");
+        assert_eq!(out["structuredContent"], parse(text));
+        // Readers of the blocks other than `render` see the mirror too.
+        let whole = result.with_mirror();
+        assert_eq!(whole.content.len(), 2);
+        assert_eq!(whole.content[0], Block::text(text));
+    }
+
+    #[test]
+    fn vouched_content_is_not_read_again_but_unvouched_content_is() {
+        let reg = tool_with_output(Some(
+            json!({"type":"object","properties":{"sum":{"type":"number"}}}),
+        ));
+        let mut result = ToolResult {
+            content: Vec::new(),
+            structured: raw(r#"{"sum":"x"}"#),
+            is_error: false,
+            meta: None,
+            vouched: Vouched::default(),
+        };
+        assert!(check_output(reg.tool(0), &result).is_err());
+        result.vouched.conforms = true;
+        assert!(
+            check_output(reg.tool(0), &result).is_ok(),
+            "the embedder's word is taken"
+        );
     }
 
     #[test]

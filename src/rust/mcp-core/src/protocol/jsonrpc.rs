@@ -272,7 +272,10 @@ pub fn success_owned(id: &RequestId, mut body: String) -> String {
     if body.capacity() - body.len() < id.0.len() + 32 {
         return success(id, &body);
     }
-    body.insert_str(0, &format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":", id.0));
+    body.insert_str(
+        0,
+        &format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":", id.0),
+    );
     body.push('}');
     body
 }

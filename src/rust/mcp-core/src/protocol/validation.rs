@@ -944,3 +944,63 @@ impl<'de> Visitor<'de> for SplitVisitor<'_> {
         self.visit_unit()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// `check` must agree with `read` on every value: passing exactly when
+    /// `read` gives a value, with the same problems otherwise.
+    fn agree(schema: Value, texts: &[&str]) {
+        let checker = Checker::compile(&schema).unwrap();
+        for text in texts {
+            for drop in [false, true] {
+                let read = checker.read(text, drop).map(|_| ());
+                assert_eq!(checker.check(text, drop), read, "{schema} on {text}");
+            }
+        }
+    }
+
+    #[test]
+    fn checking_without_a_tree_agrees_with_reading() {
+        let numbers = json!({"type":"object","properties":{
+            "values":{"type":"array","items":{"type":"number"},"minItems":2,"maxItems":4}},
+            "required":["values"],"additionalProperties":false});
+        agree(
+            numbers,
+            &[
+                r#"{"values":[1,2]}"#,
+                r#"{"values":[1]}"#,
+                r#"{"values":[1,2,3,4,5]}"#,
+                r#"{"values":[1,"a",3]}"#,
+                r#"{"values":[1,2],"extra":null}"#,
+                r#"{"values":[1,2],"extra":3}"#,
+                r#"{}"#,
+                r#"{"values":null}"#,
+                r#"{"values":[1,2"#,
+                r#"{"values":[1,2],"values":[3]}"#,
+            ],
+        );
+        let objects = json!({"type":"object","properties":{
+            "rows":{"type":"array","uniqueItems":true,"items":{"type":"object",
+                "properties":{"x":{"type":["integer","null"]},"s":{"type":"string","enum":["a","b"]}},
+                "required":["x"],"additionalProperties":false}},
+            "open":{}, "tag":{"const":"t"}}});
+        agree(
+            objects,
+            &[
+                r#"{"rows":[{"x":1},{"x":null,"s":"a"}]}"#,
+                r#"{"rows":[{"x":1},{"x":1}]}"#,
+                r#"{"rows":[{"x":1.5}]}"#,
+                r#"{"rows":[{"x":1.0}]}"#,
+                r#"{"rows":[{"s":"a"}]}"#,
+                r#"{"rows":[{"x":1,"y":2}]}"#,
+                r#"{"rows":[{"x":1,"s":"c"}]}"#,
+                r#"{"open":[1,{"a":null}],"tag":"t"}"#,
+                r#"{"tag":"u"}"#,
+                r#"{"open":null}"#,
+            ],
+        );
+    }
+}

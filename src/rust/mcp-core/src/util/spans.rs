@@ -14,6 +14,20 @@ fn enabled() -> bool {
     *ON.get_or_init(|| std::env::var(SPANS_VAR).is_ok_and(|v| v == "1"))
 }
 
+/// The process's resident memory and its peak so far (Linux).
+fn memory() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map_or(0, |kb| kb / 1024)
+    };
+    format!("RSS {} MB, peak {} MB", field("VmRSS:"), field("VmHWM:"))
+}
+
 /// A timed step; reports when dropped (if spans are on).
 pub struct Span {
     started: Option<(Instant, &'static str, usize)>,
@@ -30,7 +44,10 @@ impl Drop for Span {
     fn drop(&mut self) {
         if let Some((t0, label, bytes)) = self.started {
             let ms = t0.elapsed().as_secs_f64() * 1e3;
-            eprintln!("[mcpserver span] {label}: {ms:.1} ms, {bytes} bytes");
+            eprintln!(
+                "[mcpserver span] {label}: {ms:.1} ms, {bytes} bytes; {}",
+                memory()
+            );
         }
     }
 }

@@ -185,7 +185,8 @@ impl McpServer {
                     *self.current.borrow_mut() = Some(job);
                     return listed;
                 }
-                let _whole = mcp_core::util::spans::span("R thread: read whole instead", text.len());
+                let _whole =
+                    mcp_core::util::spans::span("R thread: read whole instead", text.len());
                 job.arguments = read_checked(&text, required);
             }
             let problems = from_json::check_arguments(&job.arguments, &tool.shapes);
