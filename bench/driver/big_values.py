@@ -11,9 +11,10 @@ table, so the timed calls measure serialising and sending only), then the
 timed calls. Figures per case:
 
 - ms: median time from writing the request to reading the whole answer;
-- peak_mb: the server's peak resident memory during the timed calls above
-  its resident memory just before them (the peak is reset through
-  /proc/PID/clear_refs), i.e. what the call itself costs;
+- peak_mb: the server's peak resident memory during the first timed call
+  above its resident memory just before it (the peak is reset through
+  /proc/PID/clear_refs), i.e. what the call itself costs (later calls may
+  also hold the garbage R has not collected yet);
 - bytes: the size of the message (arguments) or of the answer (tables);
 - ping_ms: a `ping` written right behind a big argument message: how long
   its answer took (the reader must not wait for the big line's parsing).
@@ -121,10 +122,11 @@ def run_case(proc, case, calls, floor):
             times.append(time.perf_counter() - t0)
         if got_ping is not None:
             pings.append(got_ping * 1e3)
+        if i == 0:
+            peak = status_kb(pid, "VmHWM") if peak_ok else float("nan")
         check_answer(line, case, expected, floor)
         if size is None:
             size = len(line) + 1
-    peak = status_kb(pid, "VmHWM") if peak_ok else float("nan")
     return {"ms": statistics.median(times) * 1e3, "times_ms": [t * 1e3 for t in times],
             "peak_mb": (peak - before) / 1024, "bytes": size,
             "ping_ms": max(pings) if pings else None}

@@ -10,6 +10,7 @@ functions with type hints. MCPServer runs a sync tool on a worker thread
 (anyio.to_thread), so the event loop keeps answering while `slow` sleeps.
 """
 
+import json
 import math
 import sys
 import time
@@ -18,6 +19,7 @@ import time
 from typing_extensions import TypedDict
 
 from mcp.server import MCPServer
+from mcp.types import CallToolResult, TextContent
 
 server = MCPServer("bench-python-sdk")
 
@@ -65,13 +67,16 @@ def big_table() -> list[Row]:
     return _table
 
 
-# The same table without an output schema: a dict return is structured
-# content the SDK leaves unchecked (no schema to check it against).
-@server.tool(description="The same table, no output schema", structured_output=False)
-def big_table_open() -> dict:
+# The same table without an output schema: a CallToolResult returned as
+# it is, its structured content unchecked, with a compact JSON text copy
+# (as the other peers send).
+@server.tool(description="The same table, no output schema")
+def big_table_open() -> CallToolResult:
     if not _table:
         _table.extend(_make_table())
-    return {"result": _table}
+    out = {"result": _table}
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(out, separators=(",", ":")))],
+                          structured_content=out)
 
 
 class Point(TypedDict):

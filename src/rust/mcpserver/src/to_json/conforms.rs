@@ -113,7 +113,7 @@ fn required_present(object: &Object, keys: &[String]) -> bool {
         .fields
         .iter()
         .filter(|f| f.required)
-        .all(|f| keys.iter().any(|k| *k == f.name))
+        .all(|f| keys.contains(&f.name))
 }
 
 /// Whether every element of an atomic vector is written as a JSON value of
