@@ -12,8 +12,7 @@
 //! an error or a field left out, never a `null` written (see
 //! [`super::to_json_directed`]), so only the JSON types matter here.
 
-use super::atoms::Atomic;
-use super::is_plain_vector;
+use super::atoms::{is_plain_vector, Atomic};
 use crate::output::{Kind, Node, Object, Scalar};
 use crate::rvalue::{element, RValue};
 use extendr_ffi::SEXPTYPE;
