@@ -116,6 +116,14 @@ server_start_http_ <- function(specs, options, http) .Call(wrap__server_start_ht
 #' @noRd
 arguments_for_test_ <- function(specs, tool, json) .Call(wrap__arguments_for_test_, specs, tool, json)
 
+#' The arguments of a job as a large call's arrive: checked against the
+#' tool's input schema without a tree, then read straight from the text
+#' (`from_json_text`), or read whole where that gives up. Returns
+#' `list(arguments, read = "text" | "whole")`, or the error the call
+#' would be answered with. For the tests of that path.
+#' @noRd
+arguments_from_text_for_test_ <- function(specs, tool, json) .Call(wrap__arguments_from_text_for_test_, specs, tool, json)
+
 #' Checks `tool()`'s arguments in mcplite's order, then the new ones.
 #' Returns `list(keep, annotations, warning)`: which `arguments` entries to
 #' keep (`type_ignore()` ones are dropped), the annotations in wire form,

@@ -19,6 +19,7 @@ import threading
 import time
 from pathlib import Path
 
+import big_values
 from mcppipe import Proc, call, encode
 from middleware import bench_middleware
 from summary import Record, percentile, rotations
@@ -64,12 +65,12 @@ BARE = {
 
 FULL = dict(startup_runs=10, latency_rounds=5, latency_calls=2000, latency_warmup=200,
             throughput_rounds=5, pipelined=10000, throughput_warmup=500,
-            large_rounds=3, large_calls=2, ping_rounds=2, sleep_s=5.0, micro_reps=3,
+            large_rounds=3, large_calls=2, big_rounds=2, big_calls=2, ping_rounds=2, sleep_s=5.0, micro_reps=3,
             middleware_rounds=5, middleware_calls=5000,
             r_call_iterations=200000, result_path_reps=5)
 QUICK = dict(startup_runs=2, latency_rounds=1, latency_calls=300, latency_warmup=50,
              throughput_rounds=1, pipelined=2000, throughput_warmup=100,
-             large_rounds=1, large_calls=1, ping_rounds=1, sleep_s=2.0, micro_reps=1,
+             large_rounds=1, large_calls=1, big_rounds=1, big_calls=1, ping_rounds=1, sleep_s=2.0, micro_reps=1,
              middleware_rounds=1, middleware_calls=2000,
              r_call_iterations=20000, result_path_reps=1)
 
@@ -273,6 +274,28 @@ def bench_large(rounds, calls):
     return out
 
 
+def bench_big_values(rounds, calls):
+    """Big values (bench/driver/big_values.py): a 3,000,000-number
+    argument, and the table with and without an output schema, against the
+    SDK servers and the pipe floor (plain-r does not serve these tools)."""
+    specs = {**SERVERS, FLOOR_NAME: FLOOR}
+
+    def start(name, case, r):
+        proc = spawn(name, specs[name], f"big-{case}", r)
+        if name != FLOOR_NAME:
+            proc.handshake()
+        return proc
+
+    runs = big_values.measure(start, ["mcpserver", "python-sdk", "ts-sdk", FLOOR_NAME],
+                              ["numbers", "table", "table_open"], rounds, calls, log)
+    for case, by_server in runs.items():
+        for name, results in by_server.items():
+            for res in results:
+                if "error" in res:
+                    ERRORS.append({"scenario": f"big {case}", "server": name, "error": res["error"]})
+    return big_values.summary(runs)
+
+
 PING_CASES = {
     "mcpserver": ("mcpserver", "slow"),
     "python-sdk": ("python-sdk", "slow"),
@@ -421,6 +444,7 @@ def main():
     results["latency"] = bench_latency(n["latency_rounds"], n["latency_calls"], n["latency_warmup"])
     results["throughput"] = bench_throughput(n["throughput_rounds"], n["pipelined"], n["throughput_warmup"])
     results["large"] = bench_large(n["large_rounds"], n["large_calls"])
+    results["big_values"] = bench_big_values(n["big_rounds"], n["big_calls"])
     results["ping"] = bench_ping(n["ping_rounds"], n["sleep_s"])
     try:
         results["middleware"] = bench_middleware(str(RLIB), n["middleware_rounds"], n["middleware_calls"],

@@ -1,4 +1,4 @@
-# The benchmark's mcpserver peer: the same three tools every peer serves.
+# The benchmark's mcpserver peer: the same tools every peer serves.
 # Started by the driver as `Rscript bench/servers/mcpserver.R` with R_LIBS
 # pointing at the copy of the package that bench/run.sh installed; with
 # `--http PORT` it serves Streamable HTTP on 127.0.0.1:PORT/mcp instead
@@ -15,6 +15,15 @@ tools <- list(
     x4 = type_number(), x5 = type_number(), x6 = type_number(), x7 = type_number(),
     x8 = type_number(), label = type_string()
   ))),
+  # The same table without an output schema: structured content left open.
+  tool(function() tool_result(structured_content = list(result = big_table())), "The same table, no output schema",
+       name = "big_table_open"),
+  tool(count_values, "Count numbers", name = "count_numbers",
+       arguments = list(values = type_array(type_number()))),
+  tool(count_values, "Count strings", name = "count_strings",
+       arguments = list(values = type_array(type_string()))),
+  tool(count_values, "Count objects", name = "count_objects",
+       arguments = list(values = type_array(type_object(x = type_number())))),
   tool(slow, "Sleep for a number of seconds", arguments = list(seconds = type_number()))
 )
 

@@ -12,7 +12,7 @@ my $big = '"result":{"text":"' . ('x' x 42_000_000) . '"}}';
 
 while (my $line = <STDIN>) {
     my ($id) = $line =~ /"id":(\d+)/ or next; # notifications get no answer
-    if ($line =~ /"big_table"/) {
+    if ($line =~ /"big_table(_open)?"/) {
         print '{"jsonrpc":"2.0","id":', $id, ',', $big, "\n";
     } else {
         print '{"jsonrpc":"2.0","id":', $id, ',"result":{}}', "\n";

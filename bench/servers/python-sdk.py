@@ -10,6 +10,7 @@ functions with type hints. MCPServer runs a sync tool on a worker thread
 (anyio.to_thread), so the event loop keeps answering while `slow` sleeps.
 """
 
+import json
 import math
 import sys
 import time
@@ -18,6 +19,7 @@ import time
 from typing_extensions import TypedDict
 
 from mcp.server import MCPServer
+from mcp.types import CallToolResult, TextContent
 
 server = MCPServer("bench-python-sdk")
 
@@ -63,6 +65,38 @@ def big_table() -> list[Row]:
     if not _table:
         _table.extend(_make_table())
     return _table
+
+
+# The same table without an output schema: a CallToolResult returned as
+# it is, its structured content unchecked, with a compact JSON text copy
+# (as the other peers send).
+@server.tool(description="The same table, no output schema")
+def big_table_open() -> CallToolResult:
+    if not _table:
+        _table.extend(_make_table())
+    out = {"result": _table}
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(out, separators=(",", ":")))],
+                          structured_content=out)
+
+
+class Point(TypedDict):
+    x: float
+
+
+# Big arguments, each answered with the count it was sent.
+@server.tool(description="Count numbers", structured_output=False)
+def count_numbers(values: list[float]) -> int:
+    return len(values)
+
+
+@server.tool(description="Count strings", structured_output=False)
+def count_strings(values: list[str]) -> int:
+    return len(values)
+
+
+@server.tool(description="Count objects", structured_output=False)
+def count_objects(values: list[Point]) -> int:
+    return len(values)
 
 
 # Blocking, like the R tool; the SDK moves it off the event loop.

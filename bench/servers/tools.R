@@ -20,6 +20,10 @@ big_table <- function() {
   table_cache
 }
 
+# Big arguments: each tool answers with the count it was sent, so the
+# answer is small and the time is the server's reading of the message.
+count_values <- function(values) length(values)
+
 # Stands in for R computing for a while: the R thread is busy throughout.
 slow <- function(seconds) {
   Sys.sleep(seconds)

@@ -54,6 +54,27 @@ function makeServer() {
     },
   );
 
+  // The same table without an output schema: structured content unchecked.
+  server.registerTool(
+    "big_table_open",
+    { description: "The same table, no output schema" },
+    async () => {
+      table ??= makeTable();
+      const out = { result: table };
+      return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
+    },
+  );
+
+  // Big arguments, each answered with the count it was sent.
+  const counter = (name, item) => server.registerTool(
+    name,
+    { description: `Count ${name}`, inputSchema: { values: z.array(item) } },
+    async ({ values }) => ({ content: [{ type: "text", text: String(values.length) }] }),
+  );
+  counter("count_numbers", z.number());
+  counter("count_strings", z.string());
+  counter("count_objects", z.object({ x: z.number() }));
+
   // The SDK runs handlers on the event loop, so a tool that computes (here: a
   // blocking sleep, like R's Sys.sleep) holds up everything else...
   server.registerTool(

@@ -321,3 +321,36 @@ test_that("a tool's structured results follow its schema through a real server",
   expect_true(none$is_error)
   expect_match(none$text, "field `$hp` is a zero-length vector", fixed = TRUE)
 })
+
+test_that("a table is checked in R's memory, sent once with its text mirror, and misfits still fail as before", {
+  schema <- type_array(type_object(id = type_integer(), x = type_number(nullable = TRUE), label = type_string(),
+                                   ok = type_boolean(required = FALSE)))
+  df <- data.frame(id = 1:3, x = c(0.5, NA, 1e300), label = c("a", "\u00e9 \"q\"\n", "c"), ok = c(TRUE, NA, FALSE))
+  r <- sent(schema, df)
+  expect_false(r$isError)
+  expect_length(r$content, 1)
+  # The text mirror is the structured content's own JSON.
+  expect_equal(jsonlite::fromJSON(r$content[[1]]$text, simplifyVector = FALSE), r$structuredContent$result)
+  expect_equal(r$structuredContent$result[[2]], list(id = 2L, x = NULL, label = "\u00e9 \"q\"\n"))
+  # Integral doubles are integers; factors are strings; a vector is an array.
+  r <- sent(schema, data.frame(id = c(1, 2), x = 1, label = factor(c("u", "v"))))
+  expect_false(r$isError)
+  expect_equal(r$structuredContent$result[[2]]$label, "v")
+  expect_false(sent(type_array(type_integer(nullable = TRUE)), c(1L, NA, 3L))$isError)
+  # Misfits the writer passes are caught by the schema, with its message.
+  r <- sent(schema, data.frame(id = c(1.5, 2), x = 1, label = "a"))
+  expect_match(r$error, "returned structured content that does not match its output schema", fixed = TRUE)
+  expect_match(r$error, "1.5", fixed = TRUE)
+  r <- sent(schema, data.frame(id = 1L, x = "not a number", label = "a"))
+  expect_match(r$error, "x", fixed = TRUE)
+  expect_match(r$error, "not a number", fixed = TRUE)
+  r <- sent(schema, data.frame(id = 1L, x = 1, label = "a", extra = 2))
+  expect_match(r$error, "extra", fixed = TRUE)
+  r <- sent(type_array(type_integer()), c(1.5, 2))
+  expect_match(r$error, "1.5", fixed = TRUE)
+  # A schema the plan cannot vouch for (a minimum) is checked on the JSON.
+  limited <- type_from_schema('{"type":"array","items":{"type":"object","properties":{"n":{"type":"integer","minimum":2}}}}')
+  r <- sent(limited, data.frame(n = 1:3))
+  expect_match(r$error, "minimum", ignore.case = TRUE)
+  expect_false(sent(limited, data.frame(n = 2:3))$isError)
+})

@@ -260,6 +260,7 @@ fn the_app_document_is_read_but_not_listed() {
             structured: None,
             is_error: false,
             meta: None,
+            vouched: Default::default(),
         });
         let mut out = Vec::new();
         h.engine.on_completed(job.id, outcome, &mut out);

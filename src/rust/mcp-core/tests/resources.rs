@@ -7,11 +7,11 @@ mod common;
 use common::check_message;
 use common::harness::Harness;
 use mcp_core::engine::registry::Registry;
+use mcp_core::engine::result::JsonText;
 use mcp_core::engine::result::{Block, Content, ResourceBody, ToolResult};
 use mcp_core::engine::{Config, Job, Outcome};
 use mcp_core::protocol::revision::Revision;
 use mcp_core::protocol::tool::ToolDef;
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -141,6 +141,7 @@ fn text(text: &str) -> Outcome {
         structured: None,
         is_error: false,
         meta: None,
+        vouched: Default::default(),
     })
 }
 
@@ -154,9 +155,10 @@ fn blocks(content: Vec<Content>, structured: Option<Value>) -> Outcome {
                 meta: None,
             })
             .collect(),
-        structured: structured.map(|s| RawValue::from_string(s.to_string()).unwrap()),
+        structured: structured.map(|s| JsonText::parse(s.to_string()).unwrap()),
         is_error: false,
         meta: None,
+        vouched: Default::default(),
     })
 }
 

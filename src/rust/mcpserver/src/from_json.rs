@@ -28,7 +28,7 @@ pub enum Shape {
 }
 
 impl Shape {
-    fn property(&self, name: &str) -> &Shape {
+    pub(crate) fn property(&self, name: &str) -> &Shape {
         match self {
             Shape::Object(props) => props
                 .iter()
@@ -45,7 +45,7 @@ impl Shape {
         }
     }
 
-    fn is_scalar(&self) -> bool {
+    pub(crate) fn is_scalar(&self) -> bool {
         matches!(
             self,
             Shape::Number | Shape::Integer | Shape::String | Shape::Boolean
@@ -200,16 +200,25 @@ pub unsafe fn tool_call(
     args: &Map<String, Value>,
     shapes: &[(String, Shape)],
 ) -> SEXP {
+    tool_call_of(id, tool, arguments(args, shapes))
+}
+
+/// `list(id =, tool =, arguments =)` around arguments already built.
+///
+/// # Safety
+/// R's main thread only. `arguments` and the result are unprotected.
+pub unsafe fn tool_call_of(id: f64, tool: i32, arguments: SEXP) -> SEXP {
+    let arguments = Rf_protect(arguments);
     let call = Rf_protect(Rf_allocVector(SEXPTYPE::VECSXP, 3));
     SET_VECTOR_ELT(call, 0, real(id));
     SET_VECTOR_ELT(call, 1, integer(tool));
-    SET_VECTOR_ELT(call, 2, arguments(args, shapes));
+    SET_VECTOR_ELT(call, 2, arguments);
     let names = Rf_protect(Rf_allocVector(SEXPTYPE::STRSXP, 3));
     for (i, name) in ["id", "tool", "arguments"].iter().enumerate() {
         SET_STRING_ELT(names, i as isize, mk_char(name));
     }
     Rf_setAttrib(call, R_NamesSymbol, names);
-    Rf_unprotect(2);
+    Rf_unprotect(3);
     call
 }
 
@@ -324,7 +333,7 @@ unsafe fn atomic_vector(items: &[Value], item: &Shape) -> Option<SEXP> {
     })
 }
 
-unsafe fn mk_char(s: &str) -> SEXP {
+pub(crate) unsafe fn mk_char(s: &str) -> SEXP {
     Rf_mkCharLenCE(s.as_ptr() as *const _, s.len() as i32, cetype_t::CE_UTF8)
 }
 

@@ -10,6 +10,7 @@ mod check;
 mod client;
 mod content;
 mod from_json;
+mod from_json_text;
 mod input;
 mod interrupt;
 mod json;

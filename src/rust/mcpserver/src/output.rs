@@ -25,6 +25,12 @@ pub struct Node {
     pub nullable: bool,
     /// The type helper that declares such a part, for error messages.
     pub helper: &'static str,
+    /// The schema of this part (and of every part inside it) says nothing
+    /// beyond what the plan records: its kind, whether null may stand
+    /// there, an object's fields, which are required and whether others
+    /// are allowed. Then whether a value conforms can be told from the R
+    /// value (see [`crate::to_json::conforms`]).
+    pub exact: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -60,6 +66,8 @@ impl Scalar {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Object {
     pub fields: Vec<Field>,
+    /// No fields but the declared ones (`additionalProperties: false`).
+    pub closed: bool,
     /// Field positions by name.
     index: HashMap<String, usize>,
 }
@@ -103,6 +111,7 @@ impl Node {
             kind: Kind::Any,
             nullable: true,
             helper: "type_from_schema",
+            exact: false,
         }
     }
 }
@@ -153,7 +162,11 @@ impl Planner<'_> {
                 parts.push(self.either(branches, depth));
             }
         }
-        all_of(parts)
+        let exact = parts.len() == 1 && parts[0].exact;
+        Node {
+            exact,
+            ..all_of(parts)
+        }
     }
 
     /// What the schema's own `type` (or `enum`/`const`, or `properties`)
@@ -197,10 +210,12 @@ impl Planner<'_> {
             }
             _ => (Kind::Any, "type_from_schema"),
         };
+        let exact = exact_keywords(map, &kind);
         let mut node = Node {
             kind,
             nullable,
             helper,
+            exact,
         };
         // `enum` and `const` decide whether null may stand here, and the
         // kind when the schema has no `type`.
@@ -226,7 +241,10 @@ impl Planner<'_> {
             Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
             _ => Vec::new(),
         };
-        let mut object = Object::default();
+        let mut object = Object {
+            closed: map.get("additionalProperties") == Some(&Value::Bool(false)),
+            ..Object::default()
+        };
         if let Some(Value::Object(properties)) = map.get("properties") {
             for (name, schema) in properties {
                 let node = self.node(schema, depth + 1);
@@ -265,6 +283,7 @@ impl Planner<'_> {
             } else {
                 "type_from_schema"
             },
+            exact: false,
         }
     }
 
@@ -275,6 +294,56 @@ impl Planner<'_> {
         let decoded = percent_decode(pointer)?;
         self.root.pointer(&decoded)
     }
+}
+
+/// Keywords that never change what a schema accepts.
+const ANNOTATIONS: &[&str] = &[
+    "title",
+    "description",
+    "default",
+    "examples",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+];
+
+/// Whether a schema of this kind says no more than the plan records (see
+/// [`Node::exact`]): only `type` and annotations, an array's `items`
+/// (itself exact), an object's `properties` (each exact), `required` and
+/// a yes-or-no `additionalProperties`.
+fn exact_keywords(map: &Map<String, Value>, kind: &Kind) -> bool {
+    let allowed = |key: &str| {
+        key == "type"
+            || ANNOTATIONS.contains(&key)
+            || match kind {
+                Kind::Array(_) => key == "items",
+                Kind::Object(_) => {
+                    key == "properties"
+                        || key == "required"
+                        || (key == "additionalProperties"
+                            && map.get(key).is_some_and(Value::is_boolean))
+                }
+                _ => false,
+            }
+    };
+    let parts_exact = match kind {
+        Kind::Any => false,
+        Kind::Scalar(_) => true,
+        Kind::Array(items) => items.exact,
+        // Every required name is a declared field (so the plan knows it).
+        Kind::Object(object) => {
+            object.fields.iter().all(|f| f.node.exact)
+                && match map.get("required") {
+                    None => true,
+                    Some(Value::Array(names)) => names
+                        .iter()
+                        .all(|n| n.as_str().is_some_and(|n| object.field(n).is_some())),
+                    Some(_) => false,
+                }
+        }
+    };
+    map.contains_key("type") && parts_exact && map.keys().all(|k| allowed(k))
 }
 
 /// A JSON pointer's percent escapes decoded (`%20` is a space).
@@ -398,7 +467,8 @@ mod tests {
             Kind::Array(Box::new(Node {
                 kind: Kind::Scalar(Scalar::String),
                 nullable: false,
-                helper: "type_string"
+                helper: "type_string",
+                exact: true,
             }))
         );
         assert_eq!(field(&node, "n").node.kind, Kind::Scalar(Scalar::Integer));

@@ -8,8 +8,7 @@ use crate::rvalue::{element, field, flag_value, is_flag, is_json_object, RValue}
 use crate::to_json;
 use extendr_api::prelude::*;
 use extendr_ffi::SEXPTYPE;
-use mcp_core::engine::result::{Block, ToolResult};
-use serde_json::value::RawValue;
+use mcp_core::engine::result::{Block, JsonText, ToolResult, Vouched};
 
 const CONTENT_REQUIRED: &str =
     "`content` must contain at least one block created by a `content_*()` constructor.";
@@ -93,7 +92,7 @@ fn check_structured(x: RValue) -> Result<(), String> {
 /// Compact JSON of a structured value, as R would see it in a text block;
 /// as the tool's output schema directs, if it has one.
 fn structured_json(x: RValue, output: Option<&Node>) -> Result<String, String> {
-    if x.kind() == SEXPTYPE::VECSXP && x.len() == 0 && x.names().is_null() {
+    if is_empty_list(x) {
         // `list()` stands for an empty object here, as in mcplite.
         return Ok("{}".into());
     }
@@ -102,6 +101,10 @@ fn structured_json(x: RValue, output: Option<&Node>) -> Result<String, String> {
         None => to_json::to_json(x)
             .map_err(|e| format!("`structured_content` must be JSON serializable: {e}")),
     }
+}
+
+fn is_empty_list(x: RValue) -> bool {
+    x.kind() == SEXPTYPE::VECSXP && x.len() == 0 && x.names().is_null()
 }
 
 /// Why a structured result could not be written, for the model and the
@@ -140,12 +143,18 @@ fn convert(value: RValue, output: Option<&Node>) -> Result<ToolResult, String> {
         return from_tool_result(value, class, output);
     }
     if let Some(plan) = output {
+        // Written once: the text mirror is rendered from the same bytes.
         let json = to_json::to_json_directed(value, plan).map_err(|e| structured_failure(&e))?;
+        let conforms = to_json::conforms(value, plan);
         return Ok(ToolResult {
-            content: vec![Block::text(json.clone())],
-            structured: Some(raw(json)),
+            content: Vec::new(),
+            structured: Some(JsonText::written(json)),
             is_error: false,
             meta: None,
+            vouched: Vouched {
+                conforms,
+                mirrored: true,
+            },
         });
     }
     Ok(text_result(text_of(value)?))
@@ -157,6 +166,7 @@ fn text_result(text: String) -> ToolResult {
         structured: None,
         is_error: false,
         meta: None,
+        vouched: Vouched::default(),
     }
 }
 
@@ -200,10 +210,6 @@ fn unconvertible(what: &str, e: &to_json::MapError) -> String {
     message
 }
 
-fn raw(json: String) -> Box<RawValue> {
-    RawValue::from_string(json).expect("the mapper writes valid JSON")
-}
-
 /// A `tool_result()` checked again, since it may have been edited or forged
 /// after it was built (or built by hand, as mcplite allows). `class` is the
 /// result class it carries, for the error message.
@@ -235,16 +241,23 @@ fn from_tool_result(x: RValue, class: &str, output: Option<&Node>) -> Result<Too
     if !is_flag(is_error) {
         return Err("`is_error` must be TRUE or FALSE.".into());
     }
+    let conforms = !structured.is_null()
+        && !is_empty_list(structured)
+        && output.is_some_and(|plan| to_json::conforms(structured, plan));
     let structured = if structured.is_null() {
         None
     } else {
-        Some(raw(structured_json(structured, output)?))
+        Some(JsonText::written(structured_json(structured, output)?))
     };
     Ok(ToolResult {
         content: blocks,
         structured,
         is_error: flag_value(is_error),
         meta: read_meta(field(x, "meta"))?,
+        vouched: Vouched {
+            conforms,
+            mirrored: false,
+        },
     })
 }
 

@@ -8,6 +8,7 @@
 use super::job::Job;
 use crate::engine::registry::{Registry, Tool};
 use crate::engine::result::ToolResult;
+use crate::protocol::validation::Problems;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -106,6 +107,24 @@ impl Job {
         }
     }
 
+    /// Checks the arguments the client sent, as [`Job::read_arguments`]
+    /// does, but leaves large ones as text: they stay in
+    /// [`Job::sent_arguments`], checked, and no tree is built for them
+    /// (small ones were read already and are in [`Job::arguments`]). For
+    /// an embedder that reads the text straight into its own values.
+    pub fn check_arguments(&mut self, registry: &Registry) -> Result<(), ToolResult> {
+        if let Some(outcome) = self.read_early.take() {
+            return outcome;
+        }
+        let Some(sent) = &self.sent_arguments else {
+            return self.read_sent_arguments(registry);
+        };
+        let tool = registry.tool(self.tool);
+        tool.input_validator
+            .check(sent, true)
+            .map_err(|problems| invalid_arguments(&tool.def.name, &problems))
+    }
+
     /// Reads small arguments now (see [`EARLY_ARGUMENTS_MAX`]), keeping what
     /// was found for [`Job::read_arguments`].
     pub(super) fn read_small_arguments(&mut self, registry: &Registry) {
@@ -133,13 +152,16 @@ impl Job {
                 "Invalid arguments for tool \"{}\": not an object",
                 tool.def.name
             ))),
-            Err(problems) => Err(ToolResult::error(format!(
-                "Invalid arguments for tool \"{}\": {}",
-                tool.def.name,
-                problems.summary()
-            ))),
+            Err(problems) => Err(invalid_arguments(&tool.def.name, &problems)),
         }
     }
+}
+
+fn invalid_arguments(tool: &str, problems: &Problems) -> ToolResult {
+    ToolResult::error(format!(
+        "Invalid arguments for tool \"{tool}\": {}",
+        problems.summary()
+    ))
 }
 
 /// The arguments a `requestState` is bound to: the object as sent,

@@ -74,6 +74,13 @@ pub struct Config {
     pub request_state_store: Option<PathBuf>,
     /// What one client may make the server hold.
     pub limits: Limits,
+    /// Arguments too large to be read early (see
+    /// [`crate::engine::arguments::EARLY_ARGUMENTS_MAX`]) are checked
+    /// without building their tree and handed over as the checked text
+    /// ([`crate::engine::Job::sent_arguments`]), for an embedder that reads
+    /// them straight into its own values. Off: they arrive read, in
+    /// [`crate::engine::Job::arguments`].
+    pub arguments_as_text: bool,
 }
 
 impl Default for Config {
@@ -93,6 +100,7 @@ impl Default for Config {
             request_state_key: None,
             request_state_store: None,
             limits: Limits::default(),
+            arguments_as_text: false,
         }
     }
 }

@@ -184,7 +184,11 @@ impl Engine {
             Some(task) => self.finish_task(task, settled, out),
             None => {
                 let text = match settled {
-                    Ok(body) => jsonrpc::success(&state.request_id, &body),
+                    Ok(body) => {
+                        let _span =
+                            crate::util::spans::span("engine: the response line", body.len());
+                        jsonrpc::success_owned(&state.request_id, body)
+                    }
                     Err(error) => jsonrpc::error_response(Some(&state.request_id), &error),
                 };
                 self.respond(&state.request_id, text, out);

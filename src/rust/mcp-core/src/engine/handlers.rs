@@ -130,6 +130,7 @@ pub(super) fn settle(
     extra_meta: Option<&Map<String, Value>>,
     cache_ttl_ms: u64,
 ) -> Result<String, Value> {
+    let result = &*result.with_mirror();
     if result.is_error {
         return Err(failure(purpose, &first_text(result)));
     }

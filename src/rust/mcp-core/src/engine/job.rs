@@ -57,7 +57,8 @@ pub struct Job {
     /// The arguments, once [`Job::read_arguments`] has read them.
     pub arguments: Map<String, Value>,
     /// The arguments object as the client sent it (`None`: no arguments),
-    /// until [`Job::read_arguments`] reads it.
+    /// until [`Job::read_arguments`] reads it; after
+    /// [`Job::check_arguments`], large arguments checked but not read.
     pub sent_arguments: Option<Arc<str>>,
     pub context: CallContext,
     /// What reading small arguments early found, until

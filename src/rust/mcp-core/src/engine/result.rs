@@ -152,9 +152,53 @@ fn insert_some(map: &mut Map<String, Value>, key: &str, value: &Option<String>) 
 pub struct ToolResult {
     pub content: Vec<Block>,
     /// Structured content as compact JSON text.
-    pub structured: Option<Box<RawValue>>,
+    pub structured: Option<JsonText>,
     pub is_error: bool,
     pub meta: Option<Map<String, Value>>,
+    /// What the embedder vouches for about `structured`.
+    pub vouched: Vouched,
+}
+
+/// What the embedder that built a result vouches for, so that large
+/// structured content is neither read again nor held twice.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Vouched {
+    /// `structured` was checked against the tool's output schema already
+    /// (mcpserver checks a data frame column by column in R's memory), so
+    /// [`check_output`] does not read it again.
+    pub conforms: bool,
+    /// The result's first text block is `structured` itself, as JSON text:
+    /// it is not in `content` but written from `structured` when the
+    /// result is rendered (the text mirror the spec asks for).
+    pub mirrored: bool,
+}
+
+/// JSON text known to hold one JSON value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JsonText(Box<str>);
+
+impl JsonText {
+    /// Text a JSON writer produced, taken as it is: a large result is not
+    /// read again just to learn that it is JSON.
+    pub fn written(text: String) -> JsonText {
+        JsonText(text.into_boxed_str())
+    }
+
+    /// Text from elsewhere, checked to be one JSON value.
+    pub fn parse(text: String) -> serde_json::Result<JsonText> {
+        serde_json::from_str::<serde::de::IgnoredAny>(&text)?;
+        Ok(JsonText::written(text))
+    }
+
+    pub fn get(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<Box<RawValue>> for JsonText {
+    fn from(raw: Box<RawValue>) -> JsonText {
+        JsonText(raw.get().into())
+    }
 }
 
 impl ToolResult {
@@ -165,6 +209,21 @@ impl ToolResult {
             structured: None,
             is_error: true,
             meta: None,
+            vouched: Vouched::default(),
+        }
+    }
+
+    /// The result with its text mirror (see [`Vouched::mirrored`]) in
+    /// `content`, for readers of `content` other than [`render`].
+    pub fn with_mirror(&self) -> std::borrow::Cow<'_, ToolResult> {
+        match (&self.structured, self.vouched.mirrored) {
+            (Some(structured), true) => {
+                let mut whole = self.clone();
+                whole.content.insert(0, Block::text(structured.get()));
+                whole.vouched.mirrored = false;
+                std::borrow::Cow::Owned(whole)
+            }
+            _ => std::borrow::Cow::Borrowed(self),
         }
     }
 }
@@ -192,7 +251,13 @@ pub fn check_output(tool: &Tool, result: &ToolResult) -> Result<(), OutputSchema
             data: json!({ "tool": name }),
         });
     };
-    let Err(problems) = validator.read(raw.get(), false) else {
+    if result.vouched.conforms {
+        return Ok(());
+    }
+    let span = crate::util::spans::span("output schema: check the JSON text", raw.get().len());
+    let checked = validator.check(raw.get(), false);
+    drop(span);
+    let Err(problems) = checked else {
         return Ok(());
     };
     let hints = &tool.def.output_hints;
@@ -254,13 +319,33 @@ fn render_checked(
     rev: Revision,
     extra_meta: Option<&Map<String, Value>>,
 ) -> String {
-    // Built as text so large structured content is copied, never re-parsed.
-    let content: Vec<Value> = result.content.iter().map(|b| b.to_wire(rev)).collect();
-    let mut out =
-        String::with_capacity(64 + result.structured.as_ref().map_or(0, |s| s.get().len()));
-    out.push_str("{\"content\":");
-    out.push_str(&Value::Array(content).to_string());
-    out.push_str(",\"isError\":");
+    // Built as text so large structured content is copied, never re-parsed;
+    // room is left for the JSON-RPC envelope (see `jsonrpc::success_owned`).
+    let structured_len = result.structured.as_ref().map_or(0, |s| s.get().len());
+    let mirror = result
+        .structured
+        .as_ref()
+        .filter(|_| result.vouched.mirrored);
+    // Escaping at most doubles valid JSON text; room never touched costs
+    // no resident memory.
+    let mirror_len = mirror.map_or(0, |s| 2 * s.get().len() + 32);
+    let mut out = String::with_capacity(ENVELOPE_ROOM + 64 + structured_len + mirror_len);
+    out.push_str("{\"content\":[");
+    let mut first = true;
+    if let Some(mirror) = mirror {
+        out.push_str("{\"type\":\"text\",\"text\":");
+        push_json_string(&mut out, mirror.get());
+        out.push('}');
+        first = false;
+    }
+    for block in &result.content {
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        out.push_str(&block.to_wire(rev).to_string());
+    }
+    out.push_str("],\"isError\":");
     out.push_str(if result.is_error { "true" } else { "false" });
     if let (Some(structured), true) = (&result.structured, rev.has_structured_output()) {
         out.push_str(",\"structuredContent\":");
@@ -284,6 +369,43 @@ fn render_checked(
     }
     out.push('}');
     out
+}
+
+/// Bytes a rendered result keeps free for the JSON-RPC envelope around it,
+/// so that wrapping a large one moves it in place rather than copying it.
+pub const ENVELOPE_ROOM: usize = 128;
+
+/// Appends `text` as a JSON string, escaped as serde_json escapes it,
+/// byte by byte into room reserved once: a large JSON document's text
+/// mirror is mostly plain bytes.
+fn push_json_string(out: &mut String, text: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(text.len() + 2);
+    // SAFETY: only whole UTF-8 sequences of `text` (bytes copied in order)
+    // and ASCII escapes are appended, so `out` stays valid UTF-8.
+    let bytes = unsafe { out.as_mut_vec() };
+    bytes.push(b'"');
+    for &b in text.as_bytes() {
+        match b {
+            b'"' => bytes.extend_from_slice(b"\\\""),
+            b'\\' => bytes.extend_from_slice(b"\\\\"),
+            b'\n' => bytes.extend_from_slice(b"\\n"),
+            b'\r' => bytes.extend_from_slice(b"\\r"),
+            b'\t' => bytes.extend_from_slice(b"\\t"),
+            0x08 => bytes.extend_from_slice(b"\\b"),
+            0x0c => bytes.extend_from_slice(b"\\f"),
+            0..=0x1f => bytes.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[(b >> 4) as usize],
+                HEX[(b & 0xf) as usize],
+            ]),
+            _ => bytes.push(b),
+        }
+    }
+    bytes.push(b'"');
 }
 
 /// The result `_meta`: the tool's own keys, then the server's.
@@ -321,8 +443,16 @@ mod tests {
         .unwrap()
     }
 
-    fn raw(text: &str) -> Option<Box<RawValue>> {
-        Some(RawValue::from_string(text.to_string()).unwrap())
+    #[test]
+    fn the_text_mirror_is_escaped_as_serde_json_escapes() {
+        let text = "{\"a\":\"q\\\"b\\\\\\n\u{1}\t\u{8}\u{c}\r é\"}";
+        let mut out = String::new();
+        push_json_string(&mut out, text);
+        assert_eq!(out, serde_json::to_string(text).unwrap());
+    }
+
+    fn raw(text: &str) -> Option<JsonText> {
+        Some(JsonText::parse(text.to_string()).unwrap())
     }
 
     fn parse(text: &str) -> Value {
@@ -386,6 +516,7 @@ mod tests {
             structured: None,
             is_error: false,
             meta: None,
+            vouched: Vouched::default(),
         };
         let out = parse(&render(reg.tool(0), &result, Revision::V2025_11_25, None));
         let c = &out["content"];
@@ -418,6 +549,7 @@ mod tests {
             structured: None,
             is_error: false,
             meta: None,
+            vouched: Vouched::default(),
         };
         let out = parse(&render(reg.tool(0), &result, Revision::V2024_11_05, None));
         assert_eq!(out["isError"], true);
@@ -440,6 +572,7 @@ mod tests {
             structured: raw(r#"{"a":1}"#),
             is_error: false,
             meta: Some(json!({"r":1}).as_object().unwrap().clone()),
+            vouched: Vouched::default(),
         };
         let out = parse(&render(reg.tool(0), &result, Revision::V2025_03_26, None));
         assert_eq!(
@@ -481,6 +614,7 @@ mod tests {
             structured: None,
             is_error: false,
             meta: None,
+            vouched: Vouched::default(),
         };
         let err = check_output(tool, &result).unwrap_err();
         assert!(
@@ -499,6 +633,50 @@ mod tests {
         result.structured = raw(r#"{"sum":3}"#);
         check_output(tool, &result).unwrap();
         check_output(tool, &ToolResult::error("failed")).unwrap();
+    }
+
+    #[test]
+    fn a_mirrored_result_renders_its_text_from_the_structured_bytes() {
+        let reg = tool_with_output(None);
+        let text = r#"{"name":"a \"quoted\" é","n":[1,2]}"#;
+        let result = ToolResult {
+            content: vec![Block::text("after")],
+            structured: raw(text),
+            is_error: false,
+            meta: None,
+            vouched: Vouched {
+                conforms: false,
+                mirrored: true,
+            },
+        };
+        let out = parse(&render(reg.tool(0), &result, Revision::V2025_11_25, None));
+        assert_eq!(out["content"][0], json!({"type": "text", "text": text}));
+        assert_eq!(out["content"][1]["text"], "after");
+        assert_eq!(out["structuredContent"], parse(text));
+        // Readers of the blocks other than `render` see the mirror too.
+        let whole = result.with_mirror();
+        assert_eq!(whole.content.len(), 2);
+        assert_eq!(whole.content[0], Block::text(text));
+    }
+
+    #[test]
+    fn vouched_content_is_not_read_again_but_unvouched_content_is() {
+        let reg = tool_with_output(Some(
+            json!({"type":"object","properties":{"sum":{"type":"number"}}}),
+        ));
+        let mut result = ToolResult {
+            content: Vec::new(),
+            structured: raw(r#"{"sum":"x"}"#),
+            is_error: false,
+            meta: None,
+            vouched: Vouched::default(),
+        };
+        assert!(check_output(reg.tool(0), &result).is_err());
+        result.vouched.conforms = true;
+        assert!(
+            check_output(reg.tool(0), &result).is_ok(),
+            "the embedder's word is taken"
+        );
     }
 
     #[test]
@@ -525,6 +703,7 @@ mod tests {
                 structured: raw(text),
                 is_error: false,
                 meta: None,
+                vouched: Vouched::default(),
             };
             check_output(tool, &result).unwrap_err().message
         };
@@ -559,6 +738,7 @@ mod tests {
             structured: raw("[1,2]"),
             is_error: false,
             meta: None,
+            vouched: Vouched::default(),
         };
         check_output(reg.tool(0), &result).unwrap();
         let old = parse(&render(reg.tool(0), &result, Revision::V2025_11_25, None));

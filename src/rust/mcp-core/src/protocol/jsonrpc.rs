@@ -265,6 +265,21 @@ pub fn success(id: &RequestId, result_json: &str) -> String {
     out
 }
 
+/// [`success`] around a body it owns: a body rendered with room to spare
+/// (see `engine::result::ENVELOPE_ROOM`) is wrapped in place, so a large
+/// result is moved once rather than copied into a second buffer.
+pub fn success_owned(id: &RequestId, mut body: String) -> String {
+    if body.capacity() - body.len() < id.0.len() + 32 {
+        return success(id, &body);
+    }
+    body.insert_str(
+        0,
+        &format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":", id.0),
+    );
+    body.push('}');
+    body
+}
+
 /// A JSON-RPC error response; `id` is `null` when the request's id is unknown.
 pub fn error(id: Option<&RequestId>, code: i64, message: &str, data: Option<&Value>) -> String {
     error_response(id, &error_object(code, message, data))

@@ -11,6 +11,14 @@
 //! subschemas. Anything else is checked as a whole. Once more problems are
 //! found than are listed, the rest of the text is only skipped: no tree is
 //! built for a value that will be refused.
+//!
+//! [`Checker::check`] walks the same plan without keeping what it read: a
+//! node's own keywords are checked on a stand-in (the object's names with
+//! placeholder values, an array of placeholders as long as its length
+//! bounds need), so a message of millions of items costs no tree. Only a
+//! node whose keywords look at its members' values (`enum`, `const`,
+//! `uniqueItems`) keeps them. A value with a problem is read again by
+//! [`Checker::read`], so the problems listed are the same either way.
 
 use crate::protocol::schema::{self, Naming};
 use jsonschema::Validator;
@@ -147,13 +155,19 @@ pub struct Checker {
 
 enum Node {
     /// Checked as a whole when read.
-    Whole(Validator),
+    Whole(Validator, Option<Types>),
     Split(Split),
 }
 
 struct Split {
     /// The node without its subschemas: checks its own keywords.
     shallow: Validator,
+    /// Its own keywords look at its members' values (`enum`, `const`,
+    /// `uniqueItems`): checking without a tree keeps them for it.
+    needs_members: bool,
+    /// How many placeholder items an array's stand-in needs so that its
+    /// `minItems` and `maxItems` judge it as they judge the array.
+    stand_in_items: usize,
     properties: HashMap<String, Node>,
     /// For members not in `properties`; `None` when unconstrained (or
     /// refused, which `shallow` reports).
@@ -239,6 +253,38 @@ impl Checker {
         }
     }
 
+    /// Checks the JSON `text` as [`Checker::read`] does, without building
+    /// its tree (see the module doc): `Ok` exactly when `read` would give a
+    /// value, and the same problems when it would not.
+    pub fn check(&self, text: &str, drop_optional_nulls: bool) -> Result<(), Problems> {
+        let Some(plan) = &self.plan else {
+            return self.read(text, drop_optional_nulls).map(drop);
+        };
+        let walk = Walk::named(self.naming);
+        let mut de = serde_json::Deserializer::from_str(text);
+        let seed = Seed {
+            walk: &walk,
+            node: Some(plan),
+            null_is_absent: false,
+            optional_nulls: drop_optional_nulls.then_some(&self.required),
+            keep: false,
+        };
+        let passed = matches!(seed.deserialize(&mut de), Ok(Some(_)))
+            && de.end().is_ok()
+            && walk.found.borrow().listed.is_empty()
+            && !walk.repeated_name.get();
+        if passed {
+            Ok(())
+        } else {
+            self.read(text, drop_optional_nulls).map(drop)
+        }
+    }
+
+    /// The root's required names.
+    pub fn required(&self) -> &[String] {
+        &self.required
+    }
+
     fn read_planned(
         &self,
         walk: &Walk,
@@ -252,6 +298,7 @@ impl Checker {
             node: Some(plan),
             null_is_absent: false,
             optional_nulls: drop_optional_nulls.then_some(&self.required),
+            keep: true,
         };
         let value = seed.deserialize(&mut de)?;
         de.end()?;
@@ -346,7 +393,8 @@ fn plan_node(node: &Value, document: &Map<String, Value>, root: bool) -> Result<
         } else {
             schema::compile(&with_document(node, document))
         };
-        return compiled.map(Node::Whole);
+        let types = Types::of(node, document);
+        return compiled.map(|validator| Node::Whole(validator, types));
     }
     let plan_of = |sub: &Value| plan_node(sub, document, false);
     let properties = match node.get("properties").and_then(Value::as_object) {
@@ -361,12 +409,95 @@ fn plan_node(node: &Value, document: &Map<String, Value>, root: bool) -> Result<
         _ => None,
     };
     let items = node.get("items").map(plan_of).transpose()?.map(Box::new);
+    let bound = |key: &str| node.get(key).and_then(Value::as_u64).map(|n| n as usize);
     Ok(Node::Split(Split {
         shallow: schema::compile(&shallow(node, document))?,
+        needs_members: ["enum", "const", "uniqueItems"]
+            .iter()
+            .any(|k| node.get(*k).is_some()),
+        stand_in_items: bound("minItems")
+            .unwrap_or(0)
+            .max(bound("maxItems").map_or(0, |m| m.saturating_add(1))),
         properties,
         additional,
         items,
     }))
+}
+
+/// The JSON types a schema of only `type` (and annotations) allows, so
+/// that a scalar of those types passes without its validator: the leaves
+/// of arrays of millions of numbers, say. Values it does not admit go to
+/// the validator, which judges (and words the problem).
+#[derive(Clone, Copy)]
+struct Types {
+    null: bool,
+    boolean: bool,
+    number: bool,
+    integer: bool,
+    string: bool,
+}
+
+/// Keywords that never change what a schema accepts.
+const ANNOTATIONS: &[&str] = &[
+    "title",
+    "description",
+    "default",
+    "examples",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+];
+
+impl Types {
+    fn of(node: &Value, document: &Map<String, Value>) -> Option<Types> {
+        let map = node.as_object()?;
+        // Another dialect's `type` is left to the validator.
+        if document.contains_key("$schema") {
+            return None;
+        }
+        if !map
+            .keys()
+            .all(|k| k == "type" || ANNOTATIONS.contains(&k.as_str()))
+        {
+            return None;
+        }
+        let names: Vec<&str> = match map.get("type")? {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(ts) => ts.iter().map(Value::as_str).collect::<Option<_>>()?,
+            _ => return None,
+        };
+        let mut types = Types {
+            null: false,
+            boolean: false,
+            number: false,
+            integer: false,
+            string: false,
+        };
+        for name in names {
+            match name {
+                "null" => types.null = true,
+                "boolean" => types.boolean = true,
+                "number" => types.number = true,
+                "integer" => types.integer = true,
+                "string" => types.string = true,
+                _ => return None,
+            }
+        }
+        Some(types)
+    }
+
+    /// Whether the value certainly passes (false: ask the validator).
+    fn admit(self, value: &Value) -> bool {
+        match value {
+            Value::Null => self.null,
+            Value::Bool(_) => self.boolean,
+            // An integer written as an integer; `1.0` is the validator's to judge.
+            Value::Number(n) => self.number || (self.integer && !n.is_f64()),
+            Value::String(_) => self.string,
+            _ => false,
+        }
+    }
 }
 
 /// A part compiled on its own, with the document's dialect and definitions.
@@ -416,7 +547,7 @@ fn shallow(node: &Value, document: &Map<String, Value>) -> Value {
 struct Walk {
     found: RefCell<Found>,
     /// JSON pointer of the value being read.
-    path: RefCell<String>,
+    path: RefCell<Vec<Part>>,
     /// An object named a member twice (read whole again to decide).
     repeated_name: Cell<bool>,
     naming: Naming,
@@ -457,7 +588,7 @@ impl Walk {
             return;
         }
         if found.listed.len() < MAX_LISTED {
-            let line = schema::describe_named(&self.path.borrow(), error, self.naming);
+            let line = schema::describe_named(&self.pointer(), error, self.naming);
             found.listed.push(line);
             if let jsonschema::error::ValidationErrorKind::Type { kind } = error.kind() {
                 if error.instance().is_null() {
@@ -473,28 +604,33 @@ impl Walk {
 
     /// Runs `read` with a member's name appended to the path.
     fn at_member<T>(&self, name: &str, read: impl FnOnce() -> T) -> T {
-        self.at(|path| push_escaped(path, name), read)
+        self.at(Part::Name(name.to_string()), read)
     }
 
     /// Runs `read` with an item's index appended to the path.
     fn at_item<T>(&self, index: usize, read: impl FnOnce() -> T) -> T {
-        self.at(
-            |path| write!(path, "{index}").expect("writing to a String"),
-            read,
-        )
+        self.at(Part::Index(index), read)
     }
 
-    fn at<T>(&self, segment: impl FnOnce(&mut String), read: impl FnOnce() -> T) -> T {
-        let len = {
-            let mut path = self.path.borrow_mut();
-            let len = path.len();
-            path.push('/');
-            segment(&mut path);
-            len
-        };
+    fn at<T>(&self, part: Part, read: impl FnOnce() -> T) -> T {
+        self.path.borrow_mut().push(part);
         let result = read();
-        self.path.borrow_mut().truncate(len);
+        self.path.borrow_mut().pop();
         result
+    }
+
+    /// The JSON pointer of the value being read, written only when a
+    /// problem needs it (not for each of millions of items).
+    fn pointer(&self) -> String {
+        let mut pointer = String::new();
+        for part in self.path.borrow().iter() {
+            pointer.push('/');
+            match part {
+                Part::Name(name) => push_escaped(&mut pointer, name),
+                Part::Index(i) => write!(pointer, "{i}").expect("writing to a String"),
+            }
+        }
+        pointer
     }
 
     /// Checks a value against a validator for all of it. A small value
@@ -537,6 +673,12 @@ impl Walk {
     }
 }
 
+/// One step of the path to the value being read.
+enum Part {
+    Name(String),
+    Index(usize),
+}
+
 fn push_escaped(path: &mut String, segment: &str) {
     for c in segment.chars() {
         match c {
@@ -574,7 +716,14 @@ struct Seed<'a> {
     null_is_absent: bool,
     /// At the root of arguments: the names that may not be dropped as null.
     optional_nulls: Option<&'a Vec<String>>,
+    /// Whether the value read is kept; if not, a stand-in is returned
+    /// ([`STAND_IN`], or `null` for a `null` that means "not given").
+    keep: bool,
 }
+
+/// What a value read without keeping it is returned as: not `null`, so
+/// that only a real `null` is dropped as "not given".
+const STAND_IN: Value = Value::Bool(true);
 
 impl<'de> DeserializeSeed<'de> for Seed<'_> {
     type Value = Option<Value>;
@@ -585,16 +734,82 @@ impl<'de> DeserializeSeed<'de> for Seed<'_> {
             return Ok(None);
         }
         match self.node {
-            None => Value::deserialize(d).map(Some),
-            Some(Node::Whole(validator)) => {
+            None if self.keep => Value::deserialize(d).map(Some),
+            None => {
+                let null = d.deserialize_any(IsNull)?;
+                Ok(Some(if null { Value::Null } else { STAND_IN }))
+            }
+            Some(Node::Whole(validator, types)) => {
                 let value = Value::deserialize(d)?;
-                if !(self.null_is_absent && value.is_null()) {
+                if self.null_is_absent && value.is_null() {
+                    return Ok(Some(value));
+                }
+                if !types.is_some_and(|t| t.admit(&value)) {
                     self.walk.check_whole(validator, &value);
                 }
-                Ok((!self.walk.stopped()).then_some(value))
+                Ok((!self.walk.stopped()).then(|| self.kept(value)))
             }
             Some(Node::Split(split)) => d.deserialize_any(SplitVisitor { seed: self, split }),
         }
+    }
+}
+
+impl Seed<'_> {
+    fn kept(&self, value: Value) -> Value {
+        if self.keep {
+            value
+        } else {
+            STAND_IN
+        }
+    }
+}
+
+/// Skips a value, telling whether it was `null`.
+struct IsNull;
+
+impl<'de> Visitor<'de> for IsNull {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
+        Ok(true)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<bool, E> {
+        Ok(true)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<bool, E> {
+        Ok(false)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(false)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(false)
     }
 }
 
@@ -610,7 +825,7 @@ impl SplitVisitor<'_> {
         if !walk.stopped() {
             walk.check_node(&self.split.shallow, &value);
         }
-        (!walk.stopped()).then_some(value)
+        (!walk.stopped()).then(|| self.seed.kept(value))
     }
 
     fn child<'s>(&'s self, node: Option<&'s Node>, null_is_absent: bool) -> Seed<'s> {
@@ -619,7 +834,13 @@ impl SplitVisitor<'_> {
             node,
             null_is_absent,
             optional_nulls: None,
+            keep: self.seed.keep || self.split.needs_members,
         }
+    }
+
+    /// Whether members and items are kept (else stand-ins are).
+    fn keeps_members(&self) -> bool {
+        self.seed.keep || self.split.needs_members
     }
 }
 
@@ -662,9 +883,10 @@ impl<'de> Visitor<'de> for SplitVisitor<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<Value>, A::Error> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
         let item_plan = self.split.items.as_deref();
+        let keep = self.keeps_members();
+        let mut index = 0;
         loop {
             let seed = self.child(item_plan, false);
-            let index = items.len();
             match self
                 .seed
                 .walk
@@ -675,8 +897,13 @@ impl<'de> Visitor<'de> for SplitVisitor<'_> {
                     while seq.next_element::<IgnoredAny>()?.is_some() {}
                     return Ok(None);
                 }
-                Some(Some(item)) => items.push(item),
+                Some(Some(item)) => {
+                    if keep || items.len() < self.split.stand_in_items {
+                        items.push(item);
+                    }
+                }
             }
+            index += 1;
         }
         Ok(self.finish(Value::Array(items)))
     }
@@ -715,5 +942,65 @@ impl<'de> Visitor<'de> for SplitVisitor<'_> {
 
     fn visit_none<E: de::Error>(self) -> Result<Option<Value>, E> {
         self.visit_unit()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// `check` must agree with `read` on every value: passing exactly when
+    /// `read` gives a value, with the same problems otherwise.
+    fn agree(schema: Value, texts: &[&str]) {
+        let checker = Checker::compile(&schema).unwrap();
+        for text in texts {
+            for drop in [false, true] {
+                let read = checker.read(text, drop).map(|_| ());
+                assert_eq!(checker.check(text, drop), read, "{schema} on {text}");
+            }
+        }
+    }
+
+    #[test]
+    fn checking_without_a_tree_agrees_with_reading() {
+        let numbers = json!({"type":"object","properties":{
+            "values":{"type":"array","items":{"type":"number"},"minItems":2,"maxItems":4}},
+            "required":["values"],"additionalProperties":false});
+        agree(
+            numbers,
+            &[
+                r#"{"values":[1,2]}"#,
+                r#"{"values":[1]}"#,
+                r#"{"values":[1,2,3,4,5]}"#,
+                r#"{"values":[1,"a",3]}"#,
+                r#"{"values":[1,2],"extra":null}"#,
+                r#"{"values":[1,2],"extra":3}"#,
+                r#"{}"#,
+                r#"{"values":null}"#,
+                r#"{"values":[1,2"#,
+                r#"{"values":[1,2],"values":[3]}"#,
+            ],
+        );
+        let objects = json!({"type":"object","properties":{
+            "rows":{"type":"array","uniqueItems":true,"items":{"type":"object",
+                "properties":{"x":{"type":["integer","null"]},"s":{"type":"string","enum":["a","b"]}},
+                "required":["x"],"additionalProperties":false}},
+            "open":{}, "tag":{"const":"t"}}});
+        agree(
+            objects,
+            &[
+                r#"{"rows":[{"x":1},{"x":null,"s":"a"}]}"#,
+                r#"{"rows":[{"x":1},{"x":1}]}"#,
+                r#"{"rows":[{"x":1.5}]}"#,
+                r#"{"rows":[{"x":1.0}]}"#,
+                r#"{"rows":[{"s":"a"}]}"#,
+                r#"{"rows":[{"x":1,"y":2}]}"#,
+                r#"{"rows":[{"x":1,"s":"c"}]}"#,
+                r#"{"open":[1,{"a":null}],"tag":"t"}"#,
+                r#"{"tag":"u"}"#,
+                r#"{"open":null}"#,
+            ],
+        );
     }
 }

@@ -28,6 +28,7 @@ use crate::transport::slots::{
 };
 use crate::transport::stdio::{self, Events, StdioGuard};
 use crate::transport::trace::Trace;
+use crate::util::spans;
 use crate::util::threads;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -438,7 +439,17 @@ impl Server {
                     // tool's thread: neither the reader nor the engine's
                     // lock waits for them (small ones were read already).
                     let registry = job.registry.clone();
-                    if let Err(refusal) = job.read_arguments(&registry) {
+                    let span = spans::span(
+                        "R thread: read and check arguments",
+                        job.sent_arguments.as_ref().map_or(0, |a| a.len()),
+                    );
+                    let read = if self.config.arguments_as_text {
+                        job.check_arguments(&registry)
+                    } else {
+                        job.read_arguments(&registry)
+                    };
+                    drop(span);
+                    if let Err(refusal) = read {
                         self.complete(job.id, Outcome::Done(refusal));
                         if large {
                             memory::give_back();
@@ -604,7 +615,13 @@ impl Server {
             Outcome::Done(result) => {
                 let plan = lock(&slot.engine).render_plan(job);
                 match plan {
-                    Some(plan) => Outcome::Settled(plan.settle(&result)),
+                    Some(plan) => {
+                        let _span = spans::span(
+                            "R thread: check output and render the result",
+                            result.structured.as_ref().map_or(0, |s| s.get().len()),
+                        );
+                        Outcome::Settled(plan.settle(&result))
+                    }
                     None => Outcome::Done(result),
                 }
             }

@@ -511,8 +511,10 @@ impl Shared {
             Inbound::Frame(Frame::Line(bytes)) => {
                 // Parsed before the lock is taken, so a large line holds up
                 // neither the tool's thread nor the timers.
+                let span = crate::util::spans::span("reader: parse the line", bytes.len());
                 let line = jsonrpc::parse_line(&bytes);
                 drop(bytes);
+                drop(span);
                 self.step(Cause::Inbound(None), |e, out| e.on_parsed_line(line, out))
             }
             Inbound::Frame(Frame::Oversized { prefix, length }) => self

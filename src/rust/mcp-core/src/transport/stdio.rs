@@ -307,6 +307,7 @@ fn write_line(
     line: String,
 ) -> io::Result<usize> {
     trace.outbound(&line);
+    let _span = crate::util::spans::span("writer: line to stdout", line.len());
     out.write_all(line.as_bytes())?;
     out.write_all(b"\n")?;
     let bytes = line.len();

@@ -121,6 +121,7 @@ pub fn text_result(text: &str) -> ToolResult {
         structured: None,
         is_error: false,
         meta: None,
+        vouched: Default::default(),
     }
 }
 

@@ -140,8 +140,8 @@ fn modern(id: u64, method: &str, mut params: Value) -> Value {
     json!({"jsonrpc":"2.0","id":id,"method":method,"params":params})
 }
 
-fn raw(text: &str) -> Option<Box<RawValue>> {
-    Some(RawValue::from_string(text.into()).unwrap())
+fn raw(text: &str) -> Option<mcp_core::engine::result::JsonText> {
+    Some(RawValue::from_string(text.into()).unwrap().into())
 }
 
 /// A tool call waiting for the client's answer to its elicitation: the

@@ -226,6 +226,7 @@ fn new_content_types_are_refused_whole_for_old_revisions() {
         structured: None,
         is_error: false,
         meta: None,
+        vouched: Default::default(),
     };
     let mut h = harness();
     h.initialize("2024-11-05");

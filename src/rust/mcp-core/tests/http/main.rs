@@ -290,7 +290,7 @@ fn check_token(server: &Server, job: &mcp_core::engine::Job) -> Outcome {
             json!({"allow": allow})
         };
         Outcome::Done(mcp_core::engine::result::ToolResult {
-            structured: Some(serde_json::value::to_raw_value(&structured).unwrap()),
+            structured: Some(serde_json::value::to_raw_value(&structured).unwrap().into()),
             ..common::text_result("checked")
         })
     };

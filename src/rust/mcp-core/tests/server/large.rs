@@ -83,4 +83,46 @@ fn a_large_valid_call_reaches_the_tool_whole() {
     server.stop();
 }
 
+#[test]
+fn with_arguments_as_text_a_large_call_arrives_checked_but_unread() {
+    let config = Config {
+        arguments_as_text: true,
+        ..Config::default()
+    };
+    let (mut server, mut client, _) = start(config);
+    init(&mut client);
+    let numbers: Vec<String> = (0..200_000).map(|i| format!("{i}.25")).collect();
+    client.send_raw(format!("{}\n", sum_call(1, &numbers.join(","))).as_bytes());
+    let job = next_job(&server);
+    assert!(job.arguments.is_empty(), "no tree was built");
+    let text = job.sent_arguments.as_deref().expect("the checked text");
+    let sent: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(sent["values"].as_array().unwrap().len(), 200_000);
+    server.complete(job.id, done_text("ok"));
+    assert_eq!(client.recv()["result"]["content"][0]["text"], "ok");
+    // Refused as without the setting, with the same problems.
+    client.send_raw(flood(2, 300_000).as_bytes());
+    client.send(json!({"jsonrpc":"2.0","id":"sync","method":"ping"}));
+    let mut answers = vec![client.recv()];
+    assert!(matches!(
+        server.poll(
+            Duration::from_millis(100),
+            Duration::from_millis(10),
+            || false
+        ),
+        Polled::Idle
+    ));
+    answers.push(client.recv());
+    let answer = answers.into_iter().find(|a| a["id"] == 2).unwrap();
+    let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(
+            "Invalid arguments for tool \"sum\": values[0]: expected a number, got []"
+        ),
+        "{text}"
+    );
+    client.close();
+    server.stop();
+}
+
 // --- Panics, back-pressure and ending early ------------------------------

@@ -11,6 +11,7 @@ mod text;
 
 use crate::check;
 use crate::from_json;
+use crate::from_json_text;
 use crate::interrupt::{interrupt_pending, r_interrupter, INTERRUPT_TICK};
 use crate::result;
 use crate::rvalue::{field, RValue};
@@ -164,6 +165,30 @@ impl McpServer {
                 server.complete(job.id, Outcome::Done(ToolResult::error(message)));
                 continue;
             };
+            // Large arguments come as checked text: read straight into R
+            // values, or, where that gives up, the way small ones are.
+            let span = mcp_core::util::spans::span("R thread: arguments to R values", 0);
+            if let Some(text) = job.sent_arguments.take() {
+                let required = job.registry.tool(job.tool).input_validator.required();
+                // SAFETY: R's main thread; protected by Robj at once.
+                let built = unsafe { from_json_text::arguments(&text, &tool.shapes, required) };
+                if let Ok(arguments) = built {
+                    let listed = unsafe {
+                        Robj::from_sexp(from_json::tool_call_of(
+                            job.id as f64,
+                            key as i32 + 1,
+                            arguments,
+                        ))
+                    };
+                    drop(span);
+                    drop(tools);
+                    *self.current.borrow_mut() = Some(job);
+                    return listed;
+                }
+                let _whole =
+                    mcp_core::util::spans::span("R thread: read whole instead", text.len());
+                job.arguments = read_checked(&text, required);
+            }
             let problems = from_json::check_arguments(&job.arguments, &tool.shapes);
             if !problems.is_empty() {
                 drop(tools);
@@ -186,6 +211,7 @@ impl McpServer {
                     &tool.shapes,
                 ))
             };
+            drop(span);
             drop(tools);
             // R has its own copy now: free the JSON tree before the handler runs.
             job.arguments = Default::default();
@@ -205,7 +231,9 @@ impl McpServer {
             let output = tools
                 .get(&((tool - 1) as usize))
                 .and_then(|t| t.output.as_ref());
+            let span = mcp_core::util::spans::span("R thread: R value to a result", 0);
             let result = result::from_value(RValue::of(&value), output);
+            drop(span);
             drop(tools);
             server.complete(job as JobId, Outcome::Done(result));
         }
@@ -680,6 +708,16 @@ impl McpServer {
     }
 }
 
+/// Arguments the engine checked, read whole (see `from_json_text` for
+/// when): optional ones sent as `null` left out, as the engine leaves them.
+fn read_checked(text: &str, required: &[String]) -> serde_json::Map<String, serde_json::Value> {
+    let Ok(serde_json::Value::Object(mut arguments)) = serde_json::from_str(text) else {
+        return Default::default();
+    };
+    arguments.retain(|name, value| !value.is_null() || required.iter().any(|r| r == name));
+    arguments
+}
+
 /// The arguments of a job in R form, for tests of the mapping.
 /// @noRd
 #[extendr]
@@ -703,10 +741,48 @@ fn arguments_for_test_(specs: List, tool: i32, json: &str) -> Robj {
     unsafe { Robj::from_sexp(from_json::arguments(&args, &plan.arguments)) }
 }
 
+/// The arguments of a job as a large call's arrive: checked against the
+/// tool's input schema without a tree, then read straight from the text
+/// (`from_json_text`), or read whole where that gives up. Returns
+/// `list(arguments, read = "text" | "whole")`, or the error the call
+/// would be answered with. For the tests of that path.
+/// @noRd
+#[extendr]
+fn arguments_from_text_for_test_(specs: List, tool: i32, json: &str) -> Robj {
+    let Some(spec) = specs.values().nth((tool - 1) as usize) else {
+        return check::fail("no such tool");
+    };
+    let plan = match plan(RValue::of(&spec)) {
+        Ok(p) => p,
+        Err(e) => return check::fail(e),
+    };
+    let checker = match mcp_core::protocol::validation::Checker::compile(&plan.def.input_schema) {
+        Ok(c) => c,
+        Err(e) => return check::fail(e),
+    };
+    if let Err(problems) = checker.check(json, true) {
+        return check::fail(problems.summary());
+    }
+    let required = checker.required();
+    // SAFETY: R's main thread; protected by Robj at once.
+    if let Ok(arguments) = unsafe { from_json_text::arguments(json, &plan.arguments, required) } {
+        let arguments = unsafe { Robj::from_sexp(arguments) };
+        return list!(arguments = arguments, read = "text").into();
+    }
+    let args = read_checked(json, required);
+    let problems = from_json::check_arguments(&args, &plan.arguments);
+    if !problems.is_empty() {
+        return check::fail(problems.join("; "));
+    }
+    let arguments = unsafe { Robj::from_sexp(from_json::arguments(&args, &plan.arguments)) };
+    list!(arguments = arguments, read = "whole").into()
+}
+
 extendr_module! {
     mod server;
     impl McpServer;
     fn server_start_;
     fn server_start_http_;
     fn arguments_for_test_;
+    fn arguments_from_text_for_test_;
 }

@@ -31,6 +31,8 @@ pub fn config_from(options: RValue) -> Config {
         queue_timeout: number("queue_timeout").map(check::seconds),
         request_state_key: text("request_state_key").map(String::into_bytes),
         request_state_store: text("request_state_store").map(std::path::PathBuf::from),
+        // Large arguments are read straight into R values (from_json.rs).
+        arguments_as_text: true,
         ..Config::default()
     }
 }

@@ -235,6 +235,22 @@ pub fn write_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
+pub(crate) fn is_atomic(x: RValue) -> bool {
+    matches!(
+        x.kind(),
+        SEXPTYPE::LGLSXP
+            | SEXPTYPE::INTSXP
+            | SEXPTYPE::REALSXP
+            | SEXPTYPE::STRSXP
+            | SEXPTYPE::CPLXSXP
+    )
+}
+
+/// A plain vector: atomic, without dimensions, not embedded JSON.
+pub(crate) fn is_plain_vector(x: RValue) -> bool {
+    is_atomic(x) && x.dim().is_null() && !(x.inherits("json") && x.kind() == SEXPTYPE::STRSXP)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,11 +14,14 @@
 //! directed by an empty schema; parts a schema leaves open, plainly).
 
 mod atoms;
+mod conforms;
 mod time;
+
+pub use conforms::conforms;
 
 use crate::output::{Field, Kind, Node, Object};
 use crate::rvalue::{describe_type, element, RValue};
-use atoms::{write_str, Atomic};
+use atoms::{is_plain_vector, write_str, Atomic};
 use base64::Engine as _;
 use extendr_ffi::{INTEGER, RAW, SEXPTYPE};
 use std::fmt::Write as _;
@@ -124,22 +127,6 @@ enum Cells<'a> {
     Wrapped(&'a Node),
     /// Each element directed (a list column).
     Directed(&'a Field),
-}
-
-fn is_atomic(x: RValue) -> bool {
-    matches!(
-        x.kind(),
-        SEXPTYPE::LGLSXP
-            | SEXPTYPE::INTSXP
-            | SEXPTYPE::REALSXP
-            | SEXPTYPE::STRSXP
-            | SEXPTYPE::CPLXSXP
-    )
-}
-
-/// A plain vector: atomic, without dimensions, not embedded JSON.
-fn is_plain_vector(x: RValue) -> bool {
-    is_atomic(x) && x.dim().is_null() && !(x.inherits("json") && x.kind() == SEXPTYPE::STRSXP)
 }
 
 enum Segment {
