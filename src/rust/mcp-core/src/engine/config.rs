@@ -74,6 +74,8 @@ pub struct Config {
     pub request_state_store: Option<PathBuf>,
     /// What one client may make the server hold.
     pub limits: Limits,
+    /// Spans of requests, when telemetry is on (see [`crate::telemetry`]).
+    pub telemetry: Option<std::sync::Arc<crate::telemetry::Telemetry>>,
 }
 
 impl Default for Config {
@@ -93,6 +95,7 @@ impl Default for Config {
             request_state_key: None,
             request_state_store: None,
             limits: Limits::default(),
+            telemetry: None,
         }
     }
 }
