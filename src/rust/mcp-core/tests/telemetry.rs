@@ -275,7 +275,11 @@ fn the_span_context_of_a_running_call_is_known_to_the_engine() {
 #[test]
 fn a_full_queue_drops_spans_and_counts_them_without_waiting() {
     use opentelemetry::trace::{Tracer as _, TracerProvider as _};
-    let (processor, counts) = Batcher::start(Stuck, 4);
+    let (processor, counts) = Batcher::start(
+        Stuck,
+        4,
+        &opentelemetry_sdk::Resource::builder_empty().build(),
+    );
     let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
         .with_span_processor(processor)
         .build();

@@ -30,7 +30,7 @@ impl Engine {
             protocol_version: version.as_deref(),
             peer: &self.peer,
         };
-        let span = RequestSpan::start(telemetry, &request);
+        let span = RequestSpan::start(telemetry.tracer(), &request);
         self.spans.insert(id.clone(), span);
     }
 

@@ -15,6 +15,7 @@ use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{Span, SpanData, SpanExporter, SpanProcessor};
 use opentelemetry_sdk::Resource;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
@@ -102,8 +103,13 @@ pub struct Batcher {
 
 impl Batcher {
     /// A processor whose thread exports to `exporter`, with room for
-    /// `capacity` spans; and its counts.
-    pub fn start(exporter: impl SpanExporter + 'static, capacity: usize) -> (Batcher, Arc<Counts>) {
+    /// `capacity` spans, describing them as `resource`; and its counts.
+    pub fn start(
+        mut exporter: impl SpanExporter + 'static,
+        capacity: usize,
+        resource: &Resource,
+    ) -> (Batcher, Arc<Counts>) {
+        exporter.set_resource(resource);
         let (sender, receiver) = mpsc::sync_channel(capacity);
         let counts = Arc::new(Counts {
             sender: Mutex::new(Some(sender)),
@@ -222,20 +228,22 @@ fn send(
     };
 }
 
-/// The OTLP/HTTP protobuf exporter, by `settings` over the environment.
+/// The OTLP/HTTP protobuf exporter: to `endpoint` (a base, `/v1/traces` is
+/// appended) with `headers`, or else as the environment says.
 pub fn otlp_exporter(
-    settings: &super::Settings,
+    endpoint: Option<&str>,
+    headers: HashMap<String, String>,
 ) -> Result<opentelemetry_otlp::SpanExporter, String> {
     let mut builder = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_http_client(Hyper)
         .with_protocol(Protocol::HttpBinary)
         .with_timeout(SEND_LIMIT);
-    if let Some(endpoint) = &settings.endpoint {
+    if let Some(endpoint) = endpoint {
         builder = builder.with_endpoint(format!("{}/v1/traces", endpoint.trim_end_matches('/')));
     }
-    if !settings.headers.is_empty() {
-        builder = builder.with_headers(super::header_map(&settings.headers));
+    if !headers.is_empty() {
+        builder = builder.with_headers(headers);
     }
     builder.build().map_err(|e| e.to_string())
 }
@@ -263,6 +271,9 @@ impl HttpClient for Hyper {
         let (mut sender, connection) = hyper::client::conn::http1::handshake(io).await?;
         let connection = tokio::spawn(connection);
         let (mut parts, body) = request.into_parts();
+        // Sent to the collector itself (origin form), not to a proxy.
+        let path = uri.path_and_query().map_or("/", |p| p.as_str());
+        parts.uri = path.parse()?;
         // An HTTP/1.1 request names its host.
         if !parts.headers.contains_key(hyper::header::HOST) {
             if let Ok(value) = hyper::header::HeaderValue::from_str(&host) {

@@ -21,7 +21,6 @@ pub mod spans;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider, SpanExporter};
 use opentelemetry_sdk::Resource;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -95,7 +94,8 @@ impl Telemetry {
         if !settings.enabled(|name| std::env::var(name).ok()) {
             return None;
         }
-        match export::otlp_exporter(settings) {
+        let headers = settings.headers.iter().cloned().collect();
+        match export::otlp_exporter(settings.endpoint.as_deref(), headers) {
             Ok(exporter) => Some(Arc::new(Telemetry::with_exporter(settings, exporter))),
             Err(e) => {
                 eprintln!("mcpserver: telemetry is off: {e}");
@@ -107,10 +107,11 @@ impl Telemetry {
     /// Telemetry that hands finished spans to `exporter` (tests pass one
     /// that keeps them).
     pub fn with_exporter(settings: &Settings, exporter: impl SpanExporter + 'static) -> Telemetry {
-        let (processor, queue) = export::Batcher::start(exporter, export::QUEUE_SIZE);
+        let resource = resource(settings);
+        let (processor, queue) = export::Batcher::start(exporter, export::QUEUE_SIZE, &resource);
         let mut builder = SdkTracerProvider::builder()
             .with_span_processor(processor)
-            .with_resource(resource(settings));
+            .with_resource(resource);
         if let Some(ratio) = settings.sample {
             builder = builder.with_sampler(Sampler::ParentBased(Box::new(
                 Sampler::TraceIdRatioBased(ratio),
@@ -125,7 +126,7 @@ impl Telemetry {
         }
     }
 
-    pub(crate) fn tracer(&self) -> &SdkTracer {
+    pub fn tracer(&self) -> &SdkTracer {
         &self.tracer
     }
 
@@ -182,8 +183,4 @@ pub fn parse_headers(text: &str) -> Vec<(String, String)> {
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .filter(|(k, _)| !k.is_empty())
         .collect()
-}
-
-pub(crate) fn header_map(headers: &[(String, String)]) -> HashMap<String, String> {
-    headers.iter().cloned().collect()
 }

@@ -6,12 +6,11 @@
 //! Only names, ids and URIs are recorded: never arguments, results,
 //! tokens or request state.
 
-use super::Telemetry;
 use opentelemetry::propagation::{Extractor, TextMapPropagator};
 use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt, Tracer as _};
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::Span;
+use opentelemetry_sdk::trace::{SdkTracer, Span};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::net::SocketAddr;
@@ -186,14 +185,13 @@ pub fn verdict(response: &str) -> Verdict {
 impl RequestSpan {
     /// Starts the SERVER span of `request`, a child of the context its
     /// `_meta` carries.
-    pub fn start(telemetry: &Telemetry, request: &Request) -> RequestSpan {
+    pub fn start(tracer: &SdkTracer, request: &Request) -> RequestSpan {
         let parent = parent_of(request.params);
-        let span = telemetry
-            .tracer()
+        let span = tracer
             .span_builder(span_name(request.method, request.params))
             .with_kind(SpanKind::Server)
             .with_attributes(attributes(request))
-            .start_with_context(telemetry.tracer(), &parent);
+            .start_with_context(tracer, &parent);
         RequestSpan { span }
     }
 
