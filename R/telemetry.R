@@ -42,10 +42,10 @@
 #' @param enabled `FALSE` turns telemetry off whatever the environment says.
 #' @return A list of class `mcp_telemetry`, for `mcp_server(telemetry = )`.
 #' @examples
-#' mcp_telemetry(endpoint = "http://localhost:4318", sample = 0.25)
+#' sampled <- mcp_telemetry(endpoint = "http://localhost:4318", sample = 0.25)
 #' \dontrun{
-#' mcp_server(list(tool(function(x) x, "Echo", arguments = list(x = type_string()))),
-#'   telemetry = mcp_telemetry(endpoint = "http://localhost:4318"))
+#' echo <- tool(function(x) x, "Echo", arguments = list(x = type_string()), name = "echo")
+#' mcp_server(list(echo), telemetry = mcp_telemetry(endpoint = "http://localhost:4318"))
 #' }
 #' @export
 mcp_telemetry <- function(endpoint = NULL, headers = NULL, service_name = NULL,
