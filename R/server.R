@@ -152,6 +152,10 @@
 #' @param middleware A function `function(request, call_next)`, or a list of
 #'   them, run in order around every request R serves (and then around the
 #'   list methods too), or `NULL` for none. See [middleware].
+#' @param telemetry OpenTelemetry traces of the requests: `NULL` (the
+#'   default) follows the standard `OTEL_*` environment variables (on when
+#'   an OTLP endpoint is set); settings made with [mcp_telemetry()], or
+#'   `TRUE` for its defaults, turn it on; `FALSE` turns it off.
 #' @return `NULL`, invisibly, once the client disconnects (or Ctrl-C). An
 #'   internal error in the server (a bug, reported on stderr) stops it with
 #'   an R error instead.
@@ -171,7 +175,8 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
                        request_state_store = NULL, workers = NULL, worker_queue = 100,
                        worker_grace = 1, transport = c("stdio", "http"), host = "127.0.0.1",
                        port = 8000L, path = "/mcp", http = http_options(), background = FALSE,
-                       resources = NULL, prompts = NULL, middleware = NULL) {
+                       resources = NULL, prompts = NULL, middleware = NULL,
+                       telemetry = NULL) {
   if (missing(tools)) {
     if (is.null(resources) && is.null(prompts)) abort("`tools` is required.")
     tools <- list()
@@ -206,7 +211,7 @@ mcp_server <- function(tools, instructions = NULL, ..., name = NULL,
     name = name, version = version, title = title, instructions = instructions,
     max_message_size = max_message_size, timeout = timeout, queue_timeout = queue_timeout,
     request_state_key = request_state_key, request_state_store = request_state_store,
-    catalog = served$catalog
+    catalog = served$catalog, telemetry = telemetry_settings(telemetry)
   )
   if (!is_flag(background)) abort("`background` must be TRUE or FALSE.")
   if (background) background_check(transport, tools)

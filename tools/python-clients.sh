@@ -10,7 +10,7 @@ set -eu
 cd "$(dirname "$0")/.."
 which=${1:-mcp2}
 case "$which" in
-  mcp2) pin="mcp==2.3.0 jsonschema==4.26.0" ;; # jsonschema: the e2e wire validator
+  mcp2) pin="mcp==2.3.0 jsonschema==4.26.0 opentelemetry-proto==1.45.2" ;; # jsonschema: the e2e wire validator; opentelemetry-proto: the OTLP receiver of test-telemetry.R
   mcp1) pin="mcp==1.29.0" ;;
   *) echo "unknown client: $which" >&2; exit 2 ;;
 esac

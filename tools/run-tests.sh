@@ -105,7 +105,7 @@ check vendor python3 tools/vendor.py check
 # tools/module-cycles.py, is tested first.
 check module-cycles-tool python3 -m unittest tools/test_module_cycles.py
 check module-cycles-mcp-core python3 tools/module-cycles.py src/rust/mcp-core/src \
-  --layers=util,protocol,stores,engine,client,transport
+  --layers=util,protocol,telemetry,stores,engine,client,transport
 check module-cycles-mcpserver python3 tools/module-cycles.py src/rust/mcpserver/src
 
 # Every file and folder ARCHITECTURE.md names exists (the checker tested first).

@@ -148,6 +148,11 @@ example_servers <- list(
     expect_equal(mcp_call(client, "book_trip")$text, "Booked a trip to Lisbon")
   }),
   example_server("mcp_background.Rd", "mcp_server\\(describe", expect_describe),
+  # Telemetry to a collector that is not there: spans are dropped, calls go on.
+  example_server("telemetry.Rmd", "mcp_server\\(list\\(add\\), name = \"adder\"", expect_add),
+  example_server("mcp_telemetry.Rd", "telemetry = mcp_telemetry", function(client) {
+    expect_equal(mcp_call(client, "echo", x = "hi")$text, "hi")
+  }),
   example_server("mcp_bridge.Rd", "mcp_bridge\\(", env = c(MCP_TOKEN = "bridge-secret"),
     http_server = c(
       "add <- function(x, y) x + y",

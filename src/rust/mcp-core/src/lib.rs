@@ -14,6 +14,7 @@
 //! - [`engine`]: the sans-IO state machine that answers every MCP method,
 //!   and what it serves (registry, catalog, rendered results).
 //! - [`stores`]: state kept between requests (tasks, request state).
+//! - [`telemetry`]: OpenTelemetry spans of requests and their export.
 //! - [`protocol`]: the wire: JSON-RPC, framing, revisions, tool definitions,
 //!   schemas and their validation.
 //! - [`util`]: small helpers with no MCP in them (ids, calendar, threads).
@@ -22,5 +23,6 @@ pub mod client;
 pub mod engine;
 pub mod protocol;
 pub mod stores;
+pub mod telemetry;
 pub mod transport;
 pub mod util;

@@ -81,6 +81,8 @@ pub struct Config {
     /// them straight into its own values. Off: they arrive read, in
     /// [`crate::engine::Job::arguments`].
     pub arguments_as_text: bool,
+    /// Spans of requests, when telemetry is on (see [`crate::telemetry`]).
+    pub telemetry: Option<std::sync::Arc<crate::telemetry::Telemetry>>,
 }
 
 impl Default for Config {
@@ -101,6 +103,7 @@ impl Default for Config {
             request_state_store: None,
             limits: Limits::default(),
             arguments_as_text: false,
+            telemetry: None,
         }
     }
 }

@@ -165,6 +165,7 @@ impl Engine {
 
     /// Sends a response, or holds it back for the batch it belongs to.
     pub(super) fn respond(&mut self, id: &RequestId, text: String, out: &mut Vec<Output>) {
+        self.end_span(id, &text);
         match self.batch_of.remove(id) {
             Some(batch) => self.push_to_batch(batch, text, out),
             None => out.push(Output::Write(text)),
@@ -231,10 +232,12 @@ impl Engine {
         let (params, raw) = match read_params(method, raw.as_deref()) {
             Ok(read) => read,
             Err(e) => {
+                self.begin_span(&id, method, &Value::Null);
                 let text = invalid_params(&id, &format!("params could not be read: {e}"));
                 return self.respond(&id, text, out);
             }
         };
+        self.begin_span(&id, method, &params);
         let modern_version = params
             .get("_meta")
             .and_then(|m| m.get(META_VERSION))
@@ -432,6 +435,7 @@ impl Engine {
     pub(super) fn cancel(&mut self, request: &RequestId, out: &mut Vec<Output>) {
         if self.listens.remove(request).is_some() {
             self.listen_uris.remove(request);
+            self.end_span_unanswered(request, "cancelled");
             out.push(Output::UnwatchTasks(request.clone()));
             return;
         }
@@ -442,6 +446,8 @@ impl Engine {
             if !state.cancelled {
                 state.cancelled = true;
                 out.push(Output::Cancel(job));
+                let id = state.request_id.clone();
+                self.span_event(&id, "cancel requested", Vec::new());
             }
         }
     }

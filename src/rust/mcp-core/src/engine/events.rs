@@ -165,6 +165,7 @@ impl Engine {
         }
         self.asks.retain(|_, asked| asked.job != job);
         if state.cancelled || matches!(outcome, Outcome::Cancelled) {
+            self.end_span_unanswered(&state.request_id, "cancelled");
             self.forget_in_batch(&state.request_id, out);
             if let Some(task) = &state.task {
                 self.task_job_cancelled(task, out);
@@ -178,6 +179,11 @@ impl Engine {
                 update,
                 state.revision,
             )));
+        }
+        if let Outcome::TimedOut(limit) = &outcome {
+            let seconds =
+                opentelemetry::KeyValue::new("mcp.time_limit.seconds", limit.as_secs_f64());
+            self.span_event(&state.request_id, "time limit reached", vec![seconds]);
         }
         let settled = self.settle(&state, outcome);
         match &state.task {

@@ -24,6 +24,7 @@ mod prompts;
 pub mod registry;
 mod resources;
 pub mod result;
+mod spans;
 mod state;
 mod task_methods;
 pub mod turns;

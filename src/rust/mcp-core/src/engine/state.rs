@@ -13,6 +13,7 @@ use crate::protocol::logging::LogLevel;
 use crate::protocol::revision::Revision;
 use crate::stores::request_state::Signer;
 use crate::stores::tasks;
+use crate::telemetry::{Peer, RequestSpan};
 use crate::util::ids::JobId;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -86,6 +87,11 @@ pub struct Engine {
     /// Whose credentials its requests carry (HTTP with authentication): the
     /// tasks it creates are theirs, and it reaches no one else's.
     pub(super) owner: Option<tasks::Owner>,
+    /// Who the client is, for the spans of its requests.
+    pub(super) peer: Peer,
+    /// The spans of requests not answered yet (telemetry on only): as many
+    /// as requests in flight, which the queue limits bound.
+    pub(super) spans: HashMap<RequestId, RequestSpan>,
 }
 
 /// What the engines of one server share (see [`Engine::sharing`]).
@@ -161,6 +167,8 @@ impl Engine {
             listen_uris: HashMap::new(),
             auth: None,
             owner: None,
+            peer: Peer::default(),
+            spans: HashMap::new(),
         }
     }
 
@@ -169,6 +177,18 @@ impl Engine {
     pub fn with_auth(mut self, auth: Option<Value>) -> Engine {
         self.auth = auth;
         self
+    }
+
+    /// Tells the engine who its client is, for the spans of its requests
+    /// (the transport, the client's address over HTTP).
+    pub fn with_peer(mut self, peer: Peer) -> Engine {
+        self.peer = peer;
+        self
+    }
+
+    /// The HTTP session this engine serves, named once `initialize` made it.
+    pub fn set_session_id(&mut self, session: &str) {
+        self.peer.session = Some(session.to_string());
     }
 
     /// Tells the engine whose credentials its requests carry (see

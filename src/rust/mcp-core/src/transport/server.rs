@@ -832,6 +832,15 @@ impl Server {
         if let Some(mut guard) = self.guard.take() {
             guard.restore();
         }
+        // The last spans go to the collector (a bounded wait).
+        if let Some(telemetry) = &self.config.telemetry {
+            telemetry.finish();
+        }
+    }
+
+    /// Spans exported and dropped so far, when telemetry is on.
+    pub fn telemetry_counts(&self) -> Option<crate::telemetry::export::Snapshot> {
+        self.config.telemetry.as_ref().map(|t| t.counts())
     }
 }
 

@@ -597,10 +597,12 @@ impl Front {
         mailbox: Arc<dyn Mailbox>,
         auth: Option<serde_json::Value>,
         owner: Option<crate::stores::tasks::Owner>,
+        peer: crate::telemetry::Peer,
     ) -> Arc<Slot> {
         let engine = Engine::sharing(self.config.clone(), self.shared.live.clone(), &self.engines)
             .with_auth(auth)
-            .with_owner(owner);
+            .with_owner(owner)
+            .with_peer(peer);
         let slot = Slot::new(engine, Sink::Mailbox(mailbox));
         self.follow(&slot);
         slot
@@ -625,11 +627,13 @@ impl Front {
         mailbox: Arc<dyn Mailbox>,
         auth: Option<serde_json::Value>,
         owner: Option<crate::stores::tasks::Owner>,
+        peer: crate::telemetry::Peer,
     ) -> Arc<Slot> {
         let engine =
             Engine::for_one_request(self.config.clone(), self.shared.live.clone(), &self.engines)
                 .with_auth(auth)
-                .with_owner(owner);
+                .with_owner(owner)
+                .with_peer(peer);
         Slot::new(engine, Sink::Mailbox(mailbox))
     }
 

@@ -3,14 +3,17 @@
 //! `http::Options`.
 
 use crate::check;
-use crate::rvalue::{field, single_number, RValue};
+use crate::rvalue::{field, flag_value, single_number, RValue};
 use mcp_core::engine::{Config, ServerInfo};
+use mcp_core::telemetry::{self, Settings, Telemetry};
 use mcp_core::transport::http;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The server settings `mcp_server()` passes as a named list (checked
 /// there): `name`, `version`, `title`, `instructions`, `max_message_size`,
-/// `timeout`, `queue_timeout`, `request_state_key`, `request_state_store`.
+/// `timeout`, `queue_timeout`, `request_state_key`, `request_state_store`,
+/// `telemetry`.
 pub fn config_from(options: RValue) -> Config {
     let text = |name: &str| {
         field(options, name)
@@ -18,9 +21,11 @@ pub fn config_from(options: RValue) -> Config {
             .map(|s| s.into_owned())
     };
     let number = |name: &str| single_number(field(options, name));
+    let name = text("name").unwrap_or_default();
     Config {
+        telemetry: telemetry_from(field(options, "telemetry"), &name),
         info: ServerInfo {
-            name: text("name").unwrap_or_default(),
+            name,
             version: text("version").unwrap_or_default(),
             title: text("title"),
         },
@@ -35,6 +40,34 @@ pub fn config_from(options: RValue) -> Config {
         arguments_as_text: true,
         ..Config::default()
     }
+}
+
+/// Telemetry as `mcp_server(telemetry = )` asks (checked there): `NULL`
+/// leaves it to the OpenTelemetry environment variables; a list (from
+/// `mcp_telemetry()`) with `enabled`, `endpoint`, `headers` (`"name=value"`
+/// strings), `service_name` and `sample` turns it on (or, with `enabled`
+/// false, off). The service is named after the server unless
+/// `OTEL_SERVICE_NAME` or R names it.
+fn telemetry_from(x: RValue, server_name: &str) -> Option<Arc<Telemetry>> {
+    let mut settings = Settings::default();
+    if !x.is_null() {
+        if !flag_value(field(x, "enabled")) {
+            return None;
+        }
+        let text = |name: &str| field(x, name).as_single_string().map(|s| s.into_owned());
+        settings.requested = true;
+        settings.endpoint = text("endpoint");
+        settings.service_name = text("service_name");
+        settings.sample = single_number(field(x, "sample"));
+        settings.headers = strings(field(x, "headers"))
+            .iter()
+            .flat_map(|pair| telemetry::parse_headers(pair))
+            .collect();
+    }
+    if settings.service_name.is_none() && std::env::var_os("OTEL_SERVICE_NAME").is_none() {
+        settings.service_name = Some(server_name.to_string());
+    }
+    Telemetry::start(&settings)
 }
 
 /// The strings of a character vector (`NULL`: none).

@@ -64,7 +64,7 @@ use security::{Allowed, Policy};
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::io;
-use std::net::{IpAddr, SocketAddr, TcpListener as StdListener, ToSocketAddrs};
+use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -228,7 +228,7 @@ async fn serve(listener: StdListener, hub: Arc<Hub>, stopped: Stopper) {
         let Some(connection) = connection else {
             break;
         };
-        tokio::spawn(serve_connection(stream, peer.ip(), connection, hub.clone()));
+        tokio::spawn(serve_connection(stream, peer, connection, hub.clone()));
     }
     drop(listener);
     hub.shut_down(&connections, &stopped).await;
@@ -238,7 +238,7 @@ async fn serve(listener: StdListener, hub: Arc<Hub>, stopped: Stopper) {
 /// (to make room, or when stopping: then after the answer it is sending).
 async fn serve_connection(
     stream: tokio::net::TcpStream,
-    peer: IpAddr,
+    peer: SocketAddr,
     connection: connections::Connection,
     hub: Arc<Hub>,
 ) {

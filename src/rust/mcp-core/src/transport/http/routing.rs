@@ -26,7 +26,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 /// What choosing between the eras needs from a POST's body.
@@ -160,7 +160,7 @@ impl Hub {
     pub(super) async fn handle(
         self: Arc<Self>,
         request: Request<Incoming>,
-        peer: IpAddr,
+        peer: SocketAddr,
     ) -> Response<Body> {
         let headers = request.headers();
         if let Err(refusal) = self.policy.check_request(request.uri(), headers) {
@@ -188,7 +188,7 @@ impl Hub {
     pub(super) async fn route(
         self: Arc<Self>,
         request: Request<Incoming>,
-        peer: IpAddr,
+        peer: SocketAddr,
     ) -> Response<Body> {
         let headers = request.headers();
         let path = request.uri().path().to_string();
@@ -209,8 +209,8 @@ impl Hub {
             return preflight(headers, origin.as_deref());
         }
         let authorization = header_text(headers, header::AUTHORIZATION).map(str::to_string);
-        let caller = match self.authorize(authorization.as_deref(), peer).await {
-            Ok(caller) => caller,
+        let caller = match self.authorize(authorization.as_deref(), peer.ip()).await {
+            Ok(caller) => caller.at(peer),
             Err(refusal) => return self.refused(refusal),
         };
         match *request.method() {
@@ -471,9 +471,10 @@ impl Hub {
             None
         };
         let postbox = Arc::new(Postbox::default());
+        let peer = caller.peer();
         let slot = self
             .front
-            .request_slot(postbox.clone(), caller.identity, caller.owner);
+            .request_slot(postbox.clone(), caller.identity, caller.owner, peer);
         self.in_flight.track(&postbox, &slot);
         if method == "subscriptions/listen" {
             // It hears of changes and resource updates while it is open.

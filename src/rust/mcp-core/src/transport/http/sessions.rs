@@ -35,9 +35,10 @@ impl Hub {
             return refused;
         }
         let postbox = Arc::new(Postbox::default());
+        let peer = caller.peer();
         let slot = self
             .front
-            .session_slot(postbox.clone(), caller.identity, caller.owner);
+            .session_slot(postbox.clone(), caller.identity, caller.owner, peer);
         let (tx, mut rx) = streams::stream();
         postbox.open(&id, tx);
         self.front.inbound(&slot, Some(id.clone()), line);
@@ -68,6 +69,7 @@ impl Hub {
         let mut response = full(StatusCode::OK, content_type, body);
         if let Some(revision) = negotiated {
             let session_id = new_session_id();
+            lock(&slot.engine).set_session_id(&session_id);
             let session = Arc::new(Session {
                 slot,
                 postbox,

@@ -78,6 +78,8 @@ pub(super) struct Caller {
     pub(super) owner: Option<crate::stores::tasks::Owner>,
     /// Who its share of the server's limits is counted against.
     pub(super) client: limits::Client,
+    /// Where the request came from (for spans).
+    pub(super) address: Option<std::net::SocketAddr>,
 }
 
 impl Caller {
@@ -92,6 +94,22 @@ impl Caller {
             identity,
             owner,
             client: limits::Client::of(owner, peer),
+            address: None,
+        }
+    }
+
+    /// The same caller, known to come from `address`.
+    pub(super) fn at(mut self, address: std::net::SocketAddr) -> Caller {
+        self.address = Some(address);
+        self
+    }
+
+    /// The caller as its requests' spans describe it.
+    pub(super) fn peer(&self) -> crate::telemetry::Peer {
+        crate::telemetry::Peer {
+            transport: crate::telemetry::Transport::Tcp,
+            address: self.address,
+            session: None,
         }
     }
 }

@@ -1,0 +1,300 @@
+//! Export: finished spans wait in a bounded queue and a thread of their
+//! own sends them in batches over OTLP/HTTP protobuf, through a small
+//! hyper client on that thread's runtime.
+//!
+//! Nothing here ever blocks the thread that ends a span: a span that finds
+//! the queue full is dropped and counted, and a collector that is slow or
+//! gone only delays the export thread (each send has a time limit).
+
+use crate::util::threads;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use opentelemetry::Context;
+use opentelemetry_http::{HttpClient, HttpError, Request, Response};
+use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::trace::{Span, SpanData, SpanExporter, SpanProcessor};
+use opentelemetry_sdk::Resource;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Finished spans held for export at most; more are dropped.
+pub const QUEUE_SIZE: usize = 2048;
+/// Spans per export request.
+const BATCH_SIZE: usize = 512;
+/// A partly filled batch is sent after this long.
+const BATCH_DELAY: Duration = Duration::from_millis(500);
+/// One export request's time limit (connection, sending, answer).
+const SEND_LIMIT: Duration = Duration::from_secs(10);
+/// The largest collector answer read.
+const MAX_ANSWER: usize = 64 * 1024;
+
+/// What the export thread is told.
+enum Message {
+    Span(Box<SpanData>),
+    /// Export what is queued, then say so.
+    Flush(SyncSender<()>),
+}
+
+/// Counts of the spans that went out and of those lost, shared by the
+/// processor and the export thread.
+#[derive(Debug, Default)]
+pub struct Counts {
+    exported: AtomicU64,
+    dropped_full: AtomicU64,
+    dropped_export: AtomicU64,
+    sender: Mutex<Option<SyncSender<Message>>>,
+}
+
+/// A reading of [`Counts`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Snapshot {
+    pub exported: u64,
+    /// All spans lost ...
+    pub dropped: u64,
+    /// ... of which this many found the queue full.
+    pub dropped_full: u64,
+}
+
+impl Counts {
+    pub fn snapshot(&self) -> Snapshot {
+        let full = self.dropped_full.load(Ordering::Relaxed);
+        Snapshot {
+            exported: self.exported.load(Ordering::Relaxed),
+            dropped: full + self.dropped_export.load(Ordering::Relaxed),
+            dropped_full: full,
+        }
+    }
+
+    /// Asks the export thread to send what it holds and waits for it, at
+    /// most `timeout`.
+    pub fn flush(&self, timeout: Duration) {
+        let Some(sender) = self.sender.lock().ok().and_then(|s| s.clone()) else {
+            return;
+        };
+        let (done, finished) = mpsc::sync_channel(1);
+        // A full queue still takes the flush: it waits its turn, within
+        // the time limit.
+        let deadline = std::time::Instant::now() + timeout;
+        let mut message = Message::Flush(done);
+        loop {
+            match sender.try_send(message) {
+                Ok(()) => break,
+                Err(TrySendError::Full(m)) if std::time::Instant::now() < deadline => {
+                    message = m;
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(_) => return,
+            }
+        }
+        let _ =
+            finished.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()));
+    }
+}
+
+/// The span processor: ending a span queues it, never waiting.
+#[derive(Debug)]
+pub struct Batcher {
+    counts: Arc<Counts>,
+}
+
+impl Batcher {
+    /// A processor whose thread exports to `exporter`, with room for
+    /// `capacity` spans, describing them as `resource`; and its counts.
+    pub fn start(
+        mut exporter: impl SpanExporter + 'static,
+        capacity: usize,
+        resource: &Resource,
+    ) -> (Batcher, Arc<Counts>) {
+        exporter.set_resource(resource);
+        let (sender, receiver) = mpsc::sync_channel(capacity);
+        let counts = Arc::new(Counts {
+            sender: Mutex::new(Some(sender)),
+            ..Counts::default()
+        });
+        let thread_counts = counts.clone();
+        let started = threads::spawn(
+            "telemetry",
+            |message| eprintln!("{}", threads::describe_panic("telemetry", &message)),
+            move || export_loop(exporter, receiver, &thread_counts),
+        );
+        if let Err(e) = started {
+            eprintln!("mcpserver: telemetry is off: its export thread could not start: {e}");
+            *counts.sender.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        }
+        (
+            Batcher {
+                counts: counts.clone(),
+            },
+            counts,
+        )
+    }
+}
+
+impl SpanProcessor for Batcher {
+    fn on_start(&self, _span: &mut Span, _cx: &Context) {}
+
+    fn on_end(&self, span: SpanData) {
+        if !span.span_context.is_sampled() {
+            return;
+        }
+        let sender = self.counts.sender.lock().ok().and_then(|s| s.clone());
+        let sent = match sender {
+            Some(sender) => sender.try_send(Message::Span(Box::new(span))).is_ok(),
+            None => false,
+        };
+        if !sent {
+            self.counts.dropped_full.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.counts.flush(SEND_LIMIT);
+        Ok(())
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.counts.flush(timeout);
+        // The thread ends when the last sender goes.
+        if let Ok(mut sender) = self.counts.sender.lock() {
+            sender.take();
+        }
+        Ok(())
+    }
+
+    fn set_resource(&mut self, _resource: &Resource) {}
+}
+
+/// The export thread: gathers batches and sends them on a runtime of its
+/// own (the hyper client needs one), until every sender is gone.
+fn export_loop(exporter: impl SpanExporter, receiver: Receiver<Message>, counts: &Counts) {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("mcpserver: telemetry is off: no runtime for its export: {e}");
+            return;
+        }
+    };
+    let mut batch: Vec<SpanData> = Vec::with_capacity(BATCH_SIZE);
+    loop {
+        let message = if batch.is_empty() {
+            receiver.recv().map_err(|_| RecvTimeoutError::Disconnected)
+        } else {
+            receiver.recv_timeout(BATCH_DELAY)
+        };
+        match message {
+            Ok(Message::Span(span)) => {
+                batch.push(*span);
+                if batch.len() >= BATCH_SIZE {
+                    send(&runtime, &exporter, &mut batch, counts);
+                }
+            }
+            Ok(Message::Flush(done)) => {
+                send(&runtime, &exporter, &mut batch, counts);
+                let _ = done.try_send(());
+            }
+            Err(RecvTimeoutError::Timeout) => send(&runtime, &exporter, &mut batch, counts),
+            Err(RecvTimeoutError::Disconnected) => {
+                send(&runtime, &exporter, &mut batch, counts);
+                let _ = exporter.shutdown();
+                return;
+            }
+        }
+    }
+}
+
+fn send(
+    runtime: &tokio::runtime::Runtime,
+    exporter: &impl SpanExporter,
+    batch: &mut Vec<SpanData>,
+    counts: &Counts,
+) {
+    if batch.is_empty() {
+        return;
+    }
+    let spans = std::mem::take(batch);
+    let n = spans.len() as u64;
+    let outcome =
+        runtime.block_on(async { tokio::time::timeout(SEND_LIMIT, exporter.export(spans)).await });
+    match outcome {
+        Ok(Ok(())) => counts.exported.fetch_add(n, Ordering::Relaxed),
+        _ => counts.dropped_export.fetch_add(n, Ordering::Relaxed),
+    };
+}
+
+/// The OTLP/HTTP protobuf exporter: to `endpoint` (a base, `/v1/traces` is
+/// appended) with `headers`, or else as the environment says.
+pub fn otlp_exporter(
+    endpoint: Option<&str>,
+    headers: HashMap<String, String>,
+) -> Result<opentelemetry_otlp::SpanExporter, String> {
+    let mut builder = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_http_client(Hyper)
+        .with_protocol(Protocol::HttpBinary)
+        .with_timeout(SEND_LIMIT);
+    if let Some(endpoint) = endpoint {
+        builder = builder.with_endpoint(format!("{}/v1/traces", endpoint.trim_end_matches('/')));
+    }
+    if !headers.is_empty() {
+        builder = builder.with_headers(headers);
+    }
+    builder.build().map_err(|e| e.to_string())
+}
+
+/// The HTTP client the exporter sends with: one connection per request
+/// (a batch at most every half second), plain HTTP only.
+#[derive(Debug)]
+struct Hyper;
+
+#[async_trait::async_trait]
+impl HttpClient for Hyper {
+    async fn send_bytes(&self, request: Request<Bytes>) -> Result<Response<Bytes>, HttpError> {
+        let uri = request.uri().clone();
+        if uri.scheme_str() != Some("http") {
+            return Err(format!(
+                "telemetry is sent over plain HTTP only (to a local collector); not to {uri}"
+            )
+            .into());
+        }
+        let host = uri.host().ok_or("the endpoint has no host")?.to_string();
+        let port = uri.port_u16().unwrap_or(80);
+        let stream = tokio::net::TcpStream::connect((host.as_str(), port)).await?;
+        let _ = stream.set_nodelay(true);
+        let io = hyper_util::rt::TokioIo::new(stream);
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(io).await?;
+        let connection = tokio::spawn(connection);
+        let (mut parts, body) = request.into_parts();
+        // Sent to the collector itself (origin form), not to a proxy.
+        let path = uri.path_and_query().map_or("/", |p| p.as_str());
+        parts.uri = path.parse()?;
+        // An HTTP/1.1 request names its host.
+        if !parts.headers.contains_key(hyper::header::HOST) {
+            if let Ok(value) = hyper::header::HeaderValue::from_str(&host) {
+                parts.headers.insert(hyper::header::HOST, value);
+            }
+        }
+        let request = hyper::Request::from_parts(parts, Full::new(body));
+        let answer = sender.send_request(request).await;
+        let result = match answer {
+            Ok(response) => {
+                let (parts, body) = response.into_parts();
+                let body = Limited::new(body, MAX_ANSWER)
+                    .collect()
+                    .await
+                    .map(|b| b.to_bytes())
+                    .unwrap_or_default();
+                Ok(Response::from_parts(parts, body))
+            }
+            Err(e) => Err(e.into()),
+        };
+        connection.abort();
+        result
+    }
+}

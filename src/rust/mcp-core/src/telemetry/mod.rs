@@ -1,0 +1,186 @@
+//! Telemetry: an OpenTelemetry SERVER span for every request, named and
+//! described by the semantic conventions for MCP, exported over OTLP/HTTP.
+//!
+//! The engine starts a span when it reads a request and ends it when it
+//! writes the response ([`spans`]); it holds only a [`Telemetry`] handle,
+//! and none at all when telemetry is off, so a server without it pays a
+//! test of an `Option` per request. Finished spans go to a bounded queue
+//! and are exported in batches on a thread of their own ([`export`]): R's
+//! thread and the control plane never wait for the collector, and a span
+//! that finds the queue full is dropped and counted.
+//!
+//! Configuration follows the OpenTelemetry environment variables (the
+//! SDK and the OTLP exporter read them), which [`Settings`] from R may
+//! override. This layer sits between `stores` and `engine`: it uses only
+//! `util`, and it owns one thread (the exporter's), started through
+//! [`crate::util::threads`].
+
+pub mod export;
+pub mod spans;
+
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider, SpanExporter};
+use opentelemetry_sdk::Resource;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use spans::{Peer, RequestSpan, Transport};
+
+/// The variable that turns every OpenTelemetry SDK off.
+pub const SDK_DISABLED: &str = "OTEL_SDK_DISABLED";
+/// Variables whose presence turns telemetry on when R did not ask for it.
+pub const ENDPOINT_VARS: &[&str] = &[
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+];
+
+/// What R's `mcp_telemetry()` says; `None` fields fall back to the
+/// environment (and then to the SDK's defaults).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Settings {
+    /// Asked for from R (`mcp_server(telemetry = mcp_telemetry(...))`):
+    /// on even without an endpoint variable (the OTLP default,
+    /// `http://localhost:4318`, is used).
+    pub requested: bool,
+    /// The OTLP base endpoint (`/v1/traces` is appended), as
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    pub endpoint: Option<String>,
+    /// Extra HTTP headers for the collector (an API key, say).
+    pub headers: Vec<(String, String)>,
+    pub service_name: Option<String>,
+    /// The fraction of traces sampled, parent-based (a sampled parent is
+    /// always followed).
+    pub sample: Option<f64>,
+}
+
+impl Settings {
+    /// Whether these settings, with the environment `var` reads, turn
+    /// telemetry on: asked for, or an endpoint variable set, and not
+    /// disabled by `OTEL_SDK_DISABLED=true`.
+    pub fn enabled(&self, var: impl Fn(&str) -> Option<String>) -> bool {
+        let disabled = var(SDK_DISABLED).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        if disabled {
+            return false;
+        }
+        self.requested
+            || ENDPOINT_VARS
+                .iter()
+                .any(|name| var(name).is_some_and(|v| !v.trim().is_empty()))
+    }
+}
+
+/// The running telemetry of one server: its tracer and its export queue.
+pub struct Telemetry {
+    provider: SdkTracerProvider,
+    tracer: SdkTracer,
+    queue: Arc<export::Counts>,
+}
+
+impl std::fmt::Debug for Telemetry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Telemetry").finish_non_exhaustive()
+    }
+}
+
+/// How long a server's end waits for the last spans to reach the collector.
+pub const FLUSH_AT_STOP: Duration = Duration::from_secs(3);
+
+impl Telemetry {
+    /// Telemetry by `settings` and the environment, exporting over
+    /// OTLP/HTTP protobuf; `None` when it is off. An exporter that cannot
+    /// be made (a malformed endpoint) is reported on stderr and leaves
+    /// telemetry off: serving goes on.
+    pub fn start(settings: &Settings) -> Option<Arc<Telemetry>> {
+        if !settings.enabled(|name| std::env::var(name).ok()) {
+            return None;
+        }
+        let headers = settings.headers.iter().cloned().collect();
+        match export::otlp_exporter(settings.endpoint.as_deref(), headers) {
+            Ok(exporter) => Some(Arc::new(Telemetry::with_exporter(settings, exporter))),
+            Err(e) => {
+                eprintln!("mcpserver: telemetry is off: {e}");
+                None
+            }
+        }
+    }
+
+    /// Telemetry that hands finished spans to `exporter` (tests pass one
+    /// that keeps them).
+    pub fn with_exporter(settings: &Settings, exporter: impl SpanExporter + 'static) -> Telemetry {
+        let resource = resource(settings);
+        let (processor, queue) = export::Batcher::start(exporter, export::QUEUE_SIZE, &resource);
+        let mut builder = SdkTracerProvider::builder()
+            .with_span_processor(processor)
+            .with_resource(resource);
+        if let Some(ratio) = settings.sample {
+            builder = builder.with_sampler(Sampler::ParentBased(Box::new(
+                Sampler::TraceIdRatioBased(ratio),
+            )));
+        }
+        let provider = builder.build();
+        let tracer = provider.tracer("mcpserver");
+        Telemetry {
+            provider,
+            tracer,
+            queue,
+        }
+    }
+
+    pub fn tracer(&self) -> &SdkTracer {
+        &self.tracer
+    }
+
+    /// Spans exported so far, and dropped (the queue was full, or the
+    /// collector refused or could not be reached).
+    pub fn counts(&self) -> export::Snapshot {
+        self.queue.snapshot()
+    }
+
+    /// Sends what is queued, waiting at most `timeout`.
+    pub fn flush(&self, timeout: Duration) {
+        self.queue.flush(timeout);
+    }
+
+    /// The server stops: the last spans are sent (waiting at most
+    /// [`FLUSH_AT_STOP`]), and what was lost is said on stderr.
+    pub fn finish(&self) {
+        self.flush(FLUSH_AT_STOP);
+        let counts = self.counts();
+        if counts.dropped > 0 {
+            eprintln!(
+                "mcpserver: telemetry: {} spans exported, {} dropped ({} for a full queue, {} not accepted by the collector)",
+                counts.exported,
+                counts.dropped,
+                counts.dropped_full,
+                counts.dropped - counts.dropped_full
+            );
+        }
+    }
+}
+
+impl Drop for Telemetry {
+    fn drop(&mut self) {
+        let _ = self
+            .provider
+            .shutdown_with_timeout(Duration::from_millis(100));
+    }
+}
+
+/// The resource: the SDK's (which reads `OTEL_SERVICE_NAME` and
+/// `OTEL_RESOURCE_ATTRIBUTES`), with R's service name over it.
+fn resource(settings: &Settings) -> Resource {
+    let mut builder = Resource::builder();
+    if let Some(name) = &settings.service_name {
+        builder = builder.with_service_name(name.clone());
+    }
+    builder.build()
+}
+
+/// Headers as `OTEL_EXPORTER_OTLP_HEADERS` writes them: `k1=v1,k2=v2`.
+pub fn parse_headers(text: &str) -> Vec<(String, String)> {
+    text.split(',')
+        .filter_map(|pair| pair.split_once('='))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .filter(|(k, _)| !k.is_empty())
+        .collect()
+}

@@ -1,0 +1,345 @@
+//! Telemetry: the SERVER span of each request, as the OpenTelemetry
+//! semantic conventions for MCP describe it (name, attributes, status,
+//! parent), and the bounded export queue that never waits.
+
+mod common;
+
+use common::harness::Harness;
+use common::{done_text, initialize_request};
+use mcp_core::engine::registry::Registry;
+use mcp_core::engine::result::ToolResult;
+use mcp_core::engine::{Config, Engine, Outcome};
+use mcp_core::protocol::tool::ToolDef;
+use mcp_core::telemetry::export::Batcher;
+use mcp_core::telemetry::{self, Peer, Settings, Telemetry, Transport};
+use opentelemetry::trace::{SpanKind, Status, TraceContextExt};
+use opentelemetry::Value as OtelValue;
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::trace::{SpanData, SpanExporter};
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const PARENT_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+const PARENT_SPAN: &str = "00f067aa0ba902b7";
+
+/// An exporter that keeps what it is given.
+#[derive(Debug, Clone, Default)]
+struct Kept(Arc<Mutex<Vec<SpanData>>>);
+
+impl SpanExporter for Kept {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        self.0.lock().unwrap().extend(batch);
+        Ok(())
+    }
+}
+
+/// An exporter that never finishes (a collector that hangs).
+#[derive(Debug)]
+struct Stuck;
+
+impl SpanExporter for Stuck {
+    async fn export(&self, _batch: Vec<SpanData>) -> OTelSdkResult {
+        std::future::pending::<()>().await;
+        Ok(())
+    }
+}
+
+fn tools() -> Vec<ToolDef> {
+    vec![ToolDef {
+        name: "add".into(),
+        input_schema: json!({"type":"object","properties":{"x":{"type":"number"}}}),
+        ..ToolDef::default()
+    }]
+}
+
+struct Traced {
+    h: Harness,
+    telemetry: Arc<Telemetry>,
+    kept: Kept,
+}
+
+impl Traced {
+    fn new(peer: Peer) -> Traced {
+        let kept = Kept::default();
+        let telemetry = Arc::new(Telemetry::with_exporter(&Settings::default(), kept.clone()));
+        let config = Config {
+            telemetry: Some(telemetry.clone()),
+            ..Config::default()
+        };
+        let engine = Engine::new(Arc::new(config), Arc::new(Registry::new(tools()).unwrap()))
+            .with_peer(peer);
+        Traced {
+            h: Harness::on(engine),
+            telemetry,
+            kept,
+        }
+    }
+
+    fn initialized(peer: Peer) -> Traced {
+        let mut t = Traced::new(peer);
+        t.h.request(initialize_request("2025-11-25", json!({})));
+        t.h.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        t
+    }
+
+    /// The spans exported so far.
+    fn spans(&self) -> Vec<SpanData> {
+        self.telemetry.flush(Duration::from_secs(5));
+        self.kept.0.lock().unwrap().clone()
+    }
+
+    fn span(&self, name: &str) -> SpanData {
+        let spans = self.spans();
+        spans
+            .iter()
+            .find(|s| s.name == name)
+            .cloned()
+            .unwrap_or_else(|| {
+                let names: Vec<_> = spans.iter().map(|s| s.name.to_string()).collect();
+                panic!("no span {name:?} among {names:?}")
+            })
+    }
+}
+
+fn attribute(span: &SpanData, key: &str) -> Option<OtelValue> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key.as_str() == key)
+        .map(|kv| kv.value.clone())
+}
+
+fn text(span: &SpanData, key: &str) -> String {
+    match attribute(span, key) {
+        Some(value) => value.as_str().into_owned(),
+        None => panic!("span {:?} has no {key}: {:?}", span.name, span.attributes),
+    }
+}
+
+fn call(id: u64, meta: serde_json::Value) -> serde_json::Value {
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+           "params":{"name":"add","arguments":{"x":1},"_meta":meta}})
+}
+
+#[test]
+fn a_tool_call_is_a_server_span_named_for_its_tool_and_child_of_the_meta_traceparent() {
+    let mut t = Traced::initialized(Peer::default());
+    let traceparent = format!("00-{PARENT_TRACE}-{PARENT_SPAN}-01");
+    t.h.send(call(
+        7,
+        json!({"traceparent": traceparent, "tracestate": "vendor=x"}),
+    ));
+    let job = t.h.jobs.remove(0);
+    t.h.complete(job.id, done_text("2"));
+    let span = t.span("tools/call add");
+    assert_eq!(span.span_kind, SpanKind::Server);
+    assert_eq!(span.span_context.trace_id().to_string(), PARENT_TRACE);
+    assert_eq!(span.parent_span_id.to_string(), PARENT_SPAN);
+    assert!(span.parent_span_is_remote);
+    assert_eq!(text(&span, "mcp.method.name"), "tools/call");
+    assert_eq!(text(&span, "gen_ai.tool.name"), "add");
+    assert_eq!(text(&span, "gen_ai.operation.name"), "execute_tool");
+    assert_eq!(text(&span, "jsonrpc.request.id"), "7");
+    assert_eq!(text(&span, "mcp.protocol.version"), "2025-11-25");
+    assert_eq!(text(&span, "network.transport"), "pipe");
+    assert!(attribute(&span, "error.type").is_none());
+    assert_eq!(span.status, Status::Unset);
+    assert_eq!(span.span_context.trace_state().header(), "vendor=x");
+    // No argument or result lands in the span.
+    let all = format!("{:?}", span.attributes);
+    assert!(!all.contains("\"x\""), "{all}");
+}
+
+#[test]
+fn without_a_traceparent_a_span_starts_a_trace_of_its_own() {
+    let mut t = Traced::initialized(Peer::default());
+    t.h.request(json!({"jsonrpc":"2.0","id":"list-1","method":"tools/list"}));
+    let span = t.span("tools/list");
+    assert!(!span.parent_span_is_remote);
+    assert_eq!(span.parent_span_id.to_string(), "0000000000000000");
+    assert_eq!(text(&span, "jsonrpc.request.id"), "list-1");
+    // `initialize` has its span too, with the revision it settled on.
+    let init = t.span("initialize");
+    assert_eq!(text(&init, "mcp.protocol.version"), "2025-11-25");
+}
+
+#[test]
+fn a_malformed_traceparent_is_ignored() {
+    let mut t = Traced::initialized(Peer::default());
+    t.h.send(call(1, json!({"traceparent": "00-zz-yy-01"})));
+    let job = t.h.jobs.remove(0);
+    t.h.complete(job.id, done_text("2"));
+    let span = t.span("tools/call add");
+    assert!(!span.parent_span_is_remote);
+}
+
+#[test]
+fn a_tool_error_is_error_type_tool_error_with_error_status() {
+    let mut t = Traced::initialized(Peer::default());
+    t.h.send(call(3, json!({})));
+    let job = t.h.jobs.remove(0);
+    t.h.complete(job.id, Outcome::Done(ToolResult::error("no")));
+    let span = t.span("tools/call add");
+    assert_eq!(text(&span, "error.type"), "tool_error");
+    assert!(matches!(span.status, Status::Error { .. }));
+}
+
+#[test]
+fn a_json_rpc_error_is_its_code_as_error_type() {
+    let mut t = Traced::initialized(Peer::default());
+    t.h.request(json!({"jsonrpc":"2.0","id":4,"method":"no/such"}));
+    let span = t.span("no/such");
+    assert_eq!(text(&span, "error.type"), "-32601");
+    match &span.status {
+        Status::Error { description } => {
+            assert!(description.contains("not found"), "{description}")
+        }
+        other => panic!("status {other:?}"),
+    }
+}
+
+#[test]
+fn a_cancelled_call_ends_its_span_with_an_event() {
+    let mut t = Traced::initialized(Peer::default());
+    t.h.send(call(5, json!({})));
+    let job = t.h.jobs.remove(0);
+    t.h.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}));
+    t.h.complete(job.id, Outcome::Cancelled);
+    let span = t.span("tools/call add");
+    let events: Vec<_> = span.events.iter().map(|e| e.name.to_string()).collect();
+    assert!(events.contains(&"cancelled".to_string()), "{events:?}");
+}
+
+#[test]
+fn a_time_limit_is_an_event_on_the_span() {
+    let mut t = Traced::initialized(Peer::default());
+    t.h.send(call(6, json!({})));
+    let job = t.h.jobs.remove(0);
+    t.h.complete(job.id, Outcome::TimedOut(Duration::from_secs(2)));
+    let span = t.span("tools/call add");
+    let events: Vec<_> = span.events.iter().map(|e| e.name.to_string()).collect();
+    assert!(
+        events.contains(&"time limit reached".to_string()),
+        "{events:?}"
+    );
+    assert_eq!(text(&span, "error.type"), "tool_error");
+}
+
+#[test]
+fn http_spans_name_the_client_address_and_session() {
+    let peer = Peer {
+        transport: Transport::Tcp,
+        address: Some("127.0.0.1:54321".parse().unwrap()),
+        session: None,
+    };
+    let mut t = Traced::initialized(peer);
+    t.h.engine.set_session_id("abc123");
+    t.h.request(
+        json!({"jsonrpc":"2.0","id":9,"method":"resources/read","params":{"uri":"file:///x"}}),
+    );
+    let span = t.span("resources/read");
+    assert_eq!(text(&span, "network.transport"), "tcp");
+    assert_eq!(text(&span, "client.address"), "127.0.0.1");
+    assert_eq!(attribute(&span, "client.port"), Some(OtelValue::I64(54321)));
+    assert_eq!(text(&span, "mcp.session.id"), "abc123");
+    assert_eq!(text(&span, "mcp.resource.uri"), "file:///x");
+}
+
+#[test]
+fn a_modern_request_names_the_envelopes_revision() {
+    let mut t = Traced::new(Peer::default());
+    t.h.request(
+        json!({"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"greet","_meta":{
+        "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{}}}}),
+    );
+    let span = t.span("prompts/get greet");
+    assert_eq!(text(&span, "gen_ai.prompt.name"), "greet");
+    assert_eq!(text(&span, "mcp.protocol.version"), "2026-07-28");
+}
+
+#[test]
+fn the_span_context_of_a_running_call_is_known_to_the_engine() {
+    let mut t = Traced::initialized(Peer::default());
+    let traceparent = format!("00-{PARENT_TRACE}-{PARENT_SPAN}-01");
+    t.h.send(call(8, json!({"traceparent": traceparent})));
+    let id = mcp_core::protocol::jsonrpc::RequestId::from_raw(
+        &serde_json::value::RawValue::from_string("8".into()).unwrap(),
+    )
+    .unwrap();
+    let (trace, span) = t.h.engine.trace_ids(&id).expect("a span in flight");
+    assert_eq!(trace, PARENT_TRACE);
+    assert_ne!(span, PARENT_SPAN);
+}
+
+#[test]
+fn a_full_queue_drops_spans_and_counts_them_without_waiting() {
+    use opentelemetry::trace::{Tracer as _, TracerProvider as _};
+    let (processor, counts) = Batcher::start(
+        Stuck,
+        4,
+        &opentelemetry_sdk::Resource::builder_empty().build(),
+    );
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_span_processor(processor)
+        .build();
+    let tracer = provider.tracer("t");
+    // The export thread takes at most one batch (512 spans) and then never
+    // returns from the exporter; four more spans fit in the queue, and
+    // every other one is dropped at once. Were ending a span to wait for
+    // room, this loop would never finish.
+    for _ in 0..2000 {
+        tracer.in_span("s", |cx| assert!(cx.span().span_context().is_valid()));
+    }
+    let snapshot = counts.snapshot();
+    assert!(snapshot.dropped_full >= 2000 - 512 - 4, "{snapshot:?}");
+    assert_eq!(snapshot.dropped, snapshot.dropped_full);
+    assert_eq!(snapshot.exported, 0);
+    std::mem::forget(provider); // its shutdown would wait for the stuck export
+}
+
+#[test]
+fn telemetry_is_on_when_asked_or_an_endpoint_is_set_unless_the_sdk_is_disabled() {
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    };
+    let asked = Settings {
+        requested: true,
+        ..Settings::default()
+    };
+    assert!(!Settings::default().enabled(env(&[])));
+    assert!(asked.enabled(env(&[])));
+    assert!(Settings::default().enabled(env(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318")])));
+    assert!(Settings::default().enabled(env(&[(
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        "http://c:4318/v1/traces"
+    )])));
+    assert!(!asked.enabled(env(&[("OTEL_SDK_DISABLED", "true")])));
+    assert_eq!(
+        telemetry::parse_headers("api-key=abc, x-team = ds"),
+        vec![
+            ("api-key".to_string(), "abc".to_string()),
+            ("x-team".to_string(), "ds".to_string())
+        ]
+    );
+}
+
+#[test]
+fn without_telemetry_the_engine_keeps_no_spans() {
+    let mut h = Harness::new(Config::default(), Registry::new(tools()).unwrap());
+    h.request(initialize_request("2025-11-25", json!({})));
+    h.send(call(
+        1,
+        json!({"traceparent": format!("00-{PARENT_TRACE}-{PARENT_SPAN}-01")}),
+    ));
+    let id = mcp_core::protocol::jsonrpc::RequestId::from_raw(
+        &serde_json::value::RawValue::from_string("1".into()).unwrap(),
+    )
+    .unwrap();
+    assert!(h.engine.trace_ids(&id).is_none());
+}

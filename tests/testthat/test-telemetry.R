@@ -1,0 +1,165 @@
+# Telemetry against a real OTLP receiver (fixtures/otlp_receiver.py, which
+# decodes with the official opentelemetry-proto package): the server's
+# spans, their names, attributes and parents, with the official Python SDK
+# client sending a traceparent in `_meta`, over stdio and HTTP.
+
+test_that("mcp_telemetry() checks its arguments and hides header values", {
+  expect_error(mcp_telemetry(endpoint = "localhost:4318"), "URL")
+  expect_error(mcp_telemetry(headers = c("a")), "named character")
+  expect_error(mcp_telemetry(sample = 2), "between 0 and 1")
+  expect_error(mcp_telemetry(enabled = NA), "TRUE or FALSE")
+  expect_error(mcp_server(list(), telemetry = "yes"), "mcp_telemetry")
+  t <- mcp_telemetry(endpoint = "http://c:4318", headers = c(`x-api-key` = "sekrit"), sample = 0.5)
+  expect_equal(t$headers, "x-api-key=sekrit")
+  out <- capture.output(print(t))
+  expect_true(any(grepl("x-api-key", out)))
+  expect_false(any(grepl("sekrit", out)))
+})
+
+# Starts the receiver; returns its endpoint and the file of spans it writes.
+start_otlp_receiver <- function(env = parent.frame()) {
+  python <- python_sdk()
+  probe <- processx::run(python, c("-c", "import opentelemetry.proto"),
+    error_on_status = FALSE, env = c("current", LD_LIBRARY_PATH = "")
+  )
+  if (probe$status != 0) {
+    skip("opentelemetry-proto is not installed in the Python SDK's environment: run tools/python-clients.sh mcp2 (make test does)")
+  }
+  out <- withr::local_tempfile(.local_envir = env, fileext = ".jsonl")
+  proc <- processx::process$new(python, c(fixture("otlp_receiver.py"), out),
+    stdout = "|", stderr = "|", env = c("current", LD_LIBRARY_PATH = "")
+  )
+  withr::defer(if (proc$is_alive()) proc$kill(), envir = env)
+  port <- read_port(proc)
+  list(endpoint = sprintf("http://127.0.0.1:%d", port), file = out)
+}
+
+# The spans received so far, waiting until `until(spans)` holds.
+received_spans <- function(receiver, until = function(s) length(s) > 0, timeout = 20) {
+  deadline <- Sys.time() + timeout
+  repeat {
+    lines <- if (file.exists(receiver$file)) readLines(receiver$file, warn = FALSE) else character()
+    spans <- lapply(lines, jsonlite::fromJSON, simplifyVector = FALSE)
+    if (until(spans) || Sys.time() > deadline) return(spans)
+    Sys.sleep(0.1)
+  }
+}
+
+named <- function(spans, name) Filter(function(s) identical(s$name, name), spans)
+
+telemetry_server_code <- function(endpoint, transport = "stdio") {
+  c(
+    "echo <- tool(function(text) paste('echo', text), 'Echo', arguments = list(text = type_string()), name = 'echo')",
+    "fail <- tool(function() stop('no'), 'Fails', name = 'fail')",
+    sprintf(
+      "mcp_server(list(echo, fail), name = 'otel-test', transport = '%s', port = 0L,
+         telemetry = mcp_telemetry(endpoint = '%s', headers = c(`x-test` = 'yes')))",
+      transport, endpoint
+    )
+  )
+}
+
+parent_trace <- "4bf92f3577b34da6a3ce929d0e0e4736"
+parent_span <- "00f067aa0ba902b7"
+traceparent <- sprintf("00-%s-%s-01", parent_trace, parent_span)
+
+run_sdk_client <- function(args) {
+  lib <- paste(.libPaths(), collapse = .Platform$path.sep)
+  out <- processx::run(python_sdk(), c(fixture("otel_sdk_client.py"), traceparent, args),
+    error_on_status = FALSE, timeout = 60,
+    env = c("current", R_LIBS = lib, LD_LIBRARY_PATH = "")
+  )
+  if (out$status != 0) stop("the SDK client failed: ", out$stderr)
+  jsonlite::fromJSON(out$stdout)
+}
+
+expect_joined_call_spans <- function(spans, transport) {
+  echo <- named(spans, "tools/call echo")
+  expect_length(echo, 1)
+  echo <- echo[[1]]
+  expect_equal(echo$trace_id, parent_trace)
+  expect_equal(echo$parent_span_id, parent_span)
+  expect_equal(echo$kind, 2L) # SPAN_KIND_SERVER
+  a <- echo$attributes
+  expect_equal(a[["mcp.method.name"]], "tools/call")
+  expect_equal(a[["gen_ai.tool.name"]], "echo")
+  expect_equal(a[["gen_ai.operation.name"]], "execute_tool")
+  expect_equal(a[["network.transport"]], transport)
+  expect_true(nzchar(a[["jsonrpc.request.id"]]))
+  expect_true(nzchar(a[["mcp.protocol.version"]]))
+  expect_null(a[["error.type"]])
+  expect_equal(echo$status_code, 0L) # unset
+  expect_equal(echo$resource[["service.name"]], "otel-test")
+  expect_equal(echo$headers[["x-test"]], "yes")
+  # The tool's arguments and result stay out of the span.
+  expect_false(grepl("hi", paste(unlist(a), collapse = " ")))
+  fail <- named(spans, "tools/call fail")
+  expect_length(fail, 1)
+  expect_equal(fail[[1]]$attributes[["error.type"]], "tool_error")
+  expect_equal(fail[[1]]$status_code, 2L) # error
+  expect_equal(fail[[1]]$trace_id, parent_trace)
+  # The handshake is traced too, in a trace of its own.
+  init <- named(spans, "initialize")
+  expect_length(init, 1)
+  expect_false(identical(init[[1]]$trace_id, parent_trace))
+  expect_equal(init[[1]]$parent_span_id, "")
+  a
+}
+
+test_that("over stdio, the SDK client's traceparent is the parent of the call's span", {
+  skip_on_cran()
+  receiver <- start_otlp_receiver()
+  script <- server_script(telemetry_server_code(receiver$endpoint))
+  got <- run_sdk_client(c("stdio", file.path(R.home("bin"), "Rscript"), script))
+  expect_equal(got$text, "echo hi")
+  expect_true(got$failed)
+  spans <- received_spans(receiver, function(s) length(named(s, "tools/call fail")) > 0)
+  expect_false(any(vapply(spans, function(s) !is.null(s$error), logical(1))))
+  a <- expect_joined_call_spans(spans, "pipe")
+  expect_null(a[["client.address"]])
+  expect_null(a[["mcp.session.id"]])
+})
+
+test_that("over HTTP, spans name the session and the client's address", {
+  skip_on_cran()
+  receiver <- start_otlp_receiver()
+  server <- start_http_server(telemetry_server_code(receiver$endpoint, "http"))
+  got <- run_sdk_client(c("http", server$url))
+  expect_equal(got$text, "echo hi")
+  spans <- received_spans(receiver, function(s) length(named(s, "tools/call fail")) > 0)
+  a <- expect_joined_call_spans(spans, "tcp")
+  expect_equal(a[["client.address"]], "127.0.0.1")
+  expect_true(is.numeric(a[["client.port"]]) && a[["client.port"]] > 0)
+  expect_match(a[["mcp.session.id"]], "^[0-9a-f]{32}$")
+})
+
+test_that("the standard environment variables turn telemetry on, and OTEL_SDK_DISABLED off", {
+  skip_on_cran()
+  receiver <- start_otlp_receiver()
+  code <- c(
+    "echo <- tool(function(text) text, 'Echo', arguments = list(text = type_string()), name = 'echo')",
+    "mcp_server(list(echo))"
+  )
+  vars <- c(
+    OTEL_EXPORTER_OTLP_ENDPOINT = receiver$endpoint, OTEL_SERVICE_NAME = "from-env",
+    OTEL_RESOURCE_ATTRIBUTES = "deployment.environment=test"
+  )
+  client <- start_server(server_script(code), extra_env = vars)
+  initialize(client)
+  call_tool(client, 2, "echo", list(text = "x"))
+  expect_equal(finish(client), 0)
+  spans <- received_spans(receiver, function(s) length(named(s, "tools/call echo")) > 0)
+  echo <- named(spans, "tools/call echo")
+  expect_length(echo, 1)
+  expect_equal(echo[[1]]$resource[["service.name"]], "from-env")
+  expect_equal(echo[[1]]$resource[["deployment.environment"]], "test")
+
+  # Disabled: the same server sends nothing.
+  off <- start_otlp_receiver()
+  vars[["OTEL_EXPORTER_OTLP_ENDPOINT"]] <- off$endpoint
+  client <- start_server(server_script(code), extra_env = c(vars, OTEL_SDK_DISABLED = "true"))
+  initialize(client)
+  call_tool(client, 2, "echo", list(text = "x"))
+  expect_equal(finish(client), 0)
+  expect_length(received_spans(off, timeout = 2), 0)
+})
