@@ -58,9 +58,10 @@ fn kept(keep: Value) -> Outcome {
     let structured = json!({ "keep": keep }).to_string();
     Outcome::Done(ToolResult {
         content: Vec::new(),
-        structured: Some(RawValue::from_string(structured).unwrap()),
+        structured: Some(RawValue::from_string(structured).unwrap().into()),
         is_error: false,
         meta: None,
+        vouched: Default::default(),
     })
 }
 
