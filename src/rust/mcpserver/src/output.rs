@@ -13,6 +13,7 @@
 //! jsonlite would; the compiled validator has the last word either way.
 
 use crate::from_json::Shape;
+use mcp_core::protocol::validation::ANNOTATIONS;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -295,18 +296,6 @@ impl Planner<'_> {
         self.root.pointer(&decoded)
     }
 }
-
-/// Keywords that never change what a schema accepts.
-const ANNOTATIONS: &[&str] = &[
-    "title",
-    "description",
-    "default",
-    "examples",
-    "$comment",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-];
 
 /// Whether a schema of this kind says no more than the plan records (see
 /// [`Node::exact`]): only `type` and annotations, an array's `items`

@@ -437,8 +437,9 @@ struct Types {
     string: bool,
 }
 
-/// Keywords that never change what a schema accepts.
-const ANNOTATIONS: &[&str] = &[
+/// Keywords that never change what a schema accepts (also read by the
+/// embedder's own check of values against a schema).
+pub const ANNOTATIONS: &[&str] = &[
     "title",
     "description",
     "default",
