@@ -37,7 +37,8 @@ pub const MAX_LISTED: usize = 10;
 const SMALL_VALUE: usize = 1000;
 
 /// Keywords that judge a node by itself, never by applying a subschema to
-/// a part of it: checking them on a copy without subschemas is exact.
+/// a part of it: checking them on a copy without subschemas is exact (the
+/// [`ANNOTATIONS`] too, which judge nothing).
 const NODE_KEYWORDS: &[&str] = &[
     "type",
     "enum",
@@ -58,14 +59,6 @@ const NODE_KEYWORDS: &[&str] = &[
     "maxLength",
     "pattern",
     "format",
-    "title",
-    "description",
-    "default",
-    "examples",
-    "$comment",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
     "contentEncoding",
     "contentMediaType",
 ];
@@ -373,6 +366,7 @@ fn can_split(node: &Value, root: bool) -> bool {
     };
     let known = |k: &str| {
         NODE_KEYWORDS.contains(&k)
+            || ANNOTATIONS.contains(&k)
             || MEMBER_KEYWORDS.contains(&k)
             || (root && DOCUMENT_KEYWORDS.contains(&k))
     };
