@@ -28,6 +28,9 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# An interrupted package build leaves src/.cargo (whose configuration sends
+# cargo to the unpacked src/vendor instead of crates.io) and src/vendor.
+rm -rf src/.cargo src/vendor
 cd src/rust
 # Refuses a Cargo.lock that Cargo.toml has outgrown instead of rewriting it.
 cargo metadata --locked --format-version 1 >/dev/null
