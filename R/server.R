@@ -374,8 +374,12 @@ serve_calls <- function(server, served, pool) {
 # the server's own.
 serve_plain <- function(server, served, pool, took_one) {
   repeat {
-    job <- server$poll(if (took_one) 0L else poll_wait_ms(pool))
-    workers_service(server, pool)
+    # Without workers (`pool` NULL) their functions would do nothing: not
+    # called at all, as this runs for every call. Nor is the look without
+    # waiting after a call, which only serves the workers: a waiting poll
+    # returns at once when a call is queued.
+    job <- server$poll(if (took_one && !is.null(pool)) 0L else poll_wait_ms(pool))
+    if (!is.null(pool)) workers_service(server, pool)
     took_one <- !is.null(job)
     if (is.null(job)) next
     if (is.character(job)) return(job)
@@ -383,7 +387,7 @@ serve_plain <- function(server, served, pool, took_one) {
       if (identical(serve_through_middleware(server, served, pool, job), "user")) return("interrupted")
       next
     }
-    if (is_worker_job(pool, job)) {
+    if (!is.null(pool) && is_worker_job(pool, job)) {
       worker_submit(server, pool, job, served$runnable[[job$tool]])
       next
     }
