@@ -14,7 +14,6 @@
 //! bound are then refused by the engine with an error naming the limit.
 
 use crate::engine::Limits;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -32,6 +31,7 @@ fn calls_to_resume(limits: &Limits) -> usize {
 
 #[derive(Default)]
 struct Load {
+    output_bytes: usize,
     calls: usize,
     /// A tool waits for the client's answer to an input request.
     awaiting_input: bool,
@@ -39,39 +39,32 @@ struct Load {
     /// again (see [`calls_to_resume`]; one under the bound when
     /// unread output, not calls, stopped it).
     resume_calls: usize,
+    /// Someone is waiting in [`Backpressure::wait_for_input_room`] or
+    /// [`Backpressure::wait_for_output_room`], so easing must wake them.
+    waiters: usize,
     /// The server is stopping: nobody waits any longer.
     closed: bool,
 }
 
 impl Load {
-    fn input_full(&self, limits: &Limits, output_full: bool) -> bool {
-        output_full || (self.calls >= limits.max_queued_calls && !self.awaiting_input)
+    fn output_full(&self, limits: &Limits) -> bool {
+        self.output_bytes >= limits.max_queued_output
+    }
+
+    fn input_full(&self, limits: &Limits) -> bool {
+        self.output_full(limits) || (self.calls >= limits.max_queued_calls && !self.awaiting_input)
     }
 
     /// Whether a reader that `input_full` stopped may read again.
-    fn input_resumes(&self, output_full: bool) -> bool {
-        !output_full && (self.calls <= self.resume_calls || self.awaiting_input)
+    fn input_resumes(&self, limits: &Limits) -> bool {
+        !self.output_full(limits) && (self.calls <= self.resume_calls || self.awaiting_input)
     }
 }
 
 /// What is queued for one client, and a place to wait until it drains.
-///
-/// The bytes of queued output are counted outside the lock: the writer
-/// counts every line it writes, and the R thread every answer it queues,
-/// and taking one lock for each made the two wait on each other
-/// (bench/per-call.md). Only when someone waits does the writer take the
-/// lock, to wake them. No wake-up is lost: a waiter counts itself in
-/// `waiters` before it looks at the bytes (both `SeqCst`), so a writer
-/// that eased the bytes after that look sees the waiter, and its lock
-/// waits until the waiter sleeps on the condition variable.
 pub struct Backpressure {
     limits: Limits,
     load: Mutex<Load>,
-    output_bytes: AtomicUsize,
-    /// Threads in [`Backpressure::wait_for_input_room`] or
-    /// [`Backpressure::wait_for_output_room`], so easing must wake them
-    /// (changed under the lock, read without it).
-    waiters: AtomicUsize,
     eased: Condvar,
 }
 
@@ -80,8 +73,6 @@ impl Backpressure {
         Backpressure {
             limits,
             load: Mutex::new(Load::default()),
-            output_bytes: AtomicUsize::new(0),
-            waiters: AtomicUsize::new(0),
             eased: Condvar::new(),
         }
     }
@@ -90,53 +81,47 @@ impl Backpressure {
         self.load.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Wakes the waiters, if any, to look again (they go back to waiting
-    /// while what they wait for has not come).
-    fn wake_waiters(&self) {
-        if self.waiters.load(Ordering::SeqCst) > 0 {
-            let _load = self.lock();
+    /// Runs `change` and wakes the waiters if it made room.
+    fn update(&self, change: impl FnOnce(&mut Load)) {
+        let mut load = self.lock();
+        let before = (
+            load.input_resumes(&self.limits),
+            load.output_full(&self.limits),
+        );
+        change(&mut load);
+        let after = (
+            load.input_resumes(&self.limits),
+            load.output_full(&self.limits),
+        );
+        let eased = (!before.0 && after.0) || (before.1 && !after.1);
+        if eased && load.waiters > 0 {
             self.eased.notify_all();
         }
     }
 
     /// A line of `bytes` was queued for the writer.
     pub fn output_queued(&self, bytes: usize) {
-        self.output_bytes.fetch_add(bytes, Ordering::SeqCst);
+        self.lock().output_bytes += bytes;
     }
 
     /// The writer has written a line of `bytes`.
     pub fn output_written(&self, bytes: usize) {
-        let before = self
-            .output_bytes
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |b| {
-                Some(b.saturating_sub(bytes))
-            })
-            .unwrap_or_else(|b| b);
-        let bound = self.limits.max_queued_output;
-        if before >= bound && before.saturating_sub(bytes) < bound {
-            self.wake_waiters();
-        }
+        self.update(|load| load.output_bytes = load.output_bytes.saturating_sub(bytes));
     }
 
     /// Whether the output waiting for the client is at its bound (optional
     /// output, such as log notifications, is then dropped).
     pub fn output_full(&self) -> bool {
-        self.output_bytes.load(Ordering::SeqCst) >= self.limits.max_queued_output
+        self.lock().output_full(&self.limits)
     }
 
     /// How many tool calls are accepted and unanswered, and whether one of
     /// them waits for the client's answer to an input request.
     pub fn set_calls(&self, calls: usize, awaiting_input: bool) {
-        let mut load = self.lock();
-        let before = load.input_resumes(self.output_full());
-        load.calls = calls;
-        load.awaiting_input = awaiting_input;
-        if !before
-            && load.input_resumes(self.output_full())
-            && self.waiters.load(Ordering::SeqCst) > 0
-        {
-            self.eased.notify_all();
-        }
+        self.update(|load| {
+            load.calls = calls;
+            load.awaiting_input = awaiting_input;
+        });
     }
 
     /// The reader's wait before it takes the next message: returns at once
@@ -146,7 +131,7 @@ impl Backpressure {
     /// (asked every `tick` meanwhile) says so.
     pub fn wait_for_input_room(&self, tick: Duration, mut give_up: impl FnMut() -> bool) {
         let mut load = self.lock();
-        if !load.input_full(&self.limits, self.output_full()) || load.closed {
+        if !load.input_full(&self.limits) || load.closed {
             return;
         }
         load.resume_calls = if load.calls >= self.limits.max_queued_calls {
@@ -154,8 +139,8 @@ impl Backpressure {
         } else {
             self.limits.max_queued_calls.saturating_sub(1)
         };
-        self.waiters.fetch_add(1, Ordering::SeqCst);
-        while !load.input_resumes(self.output_full()) && !load.closed {
+        load.waiters += 1;
+        while !load.input_resumes(&self.limits) && !load.closed {
             let (next, waited) = self
                 .eased
                 .wait_timeout(load, tick)
@@ -165,24 +150,24 @@ impl Backpressure {
                 break;
             }
         }
-        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        load.waiters -= 1;
     }
 
     /// The R thread's wait before it starts another call: true once the
     /// output is under its bound (or the server is stopping), false if
     /// `timeout` passed first (so the caller can check for interrupts).
     pub fn wait_for_output_room(&self, timeout: Duration) -> bool {
-        let load = self.lock();
-        if !self.output_full() || load.closed {
+        let mut load = self.lock();
+        if !load.output_full(&self.limits) || load.closed {
             return true;
         }
-        self.waiters.fetch_add(1, Ordering::SeqCst);
-        let (load, _) = self
+        load.waiters += 1;
+        let (mut load, _) = self
             .eased
-            .wait_timeout_while(load, timeout, |l| self.output_full() && !l.closed)
+            .wait_timeout_while(load, timeout, |l| l.output_full(&self.limits) && !l.closed)
             .unwrap_or_else(|p| p.into_inner());
-        self.waiters.fetch_sub(1, Ordering::SeqCst);
-        !self.output_full() || load.closed
+        load.waiters -= 1;
+        !load.output_full(&self.limits) || load.closed
     }
 
     /// The server is stopping: wake every waiter, and wait no more.
