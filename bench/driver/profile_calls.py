@@ -43,7 +43,8 @@ def main():
     if callgrind:
         subprocess.run(["callgrind_control", "-i", "on", str(p.p.pid)], check=True, capture_output=True)
     else:
-        perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000", "-o", data,
+        perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", os.environ.get("PERF_HZ", "4000"), "-o", data,
+                                 *os.environ.get("PERF_ARGS", "").split(),
                                  "-p", str(p.p.pid)], stderr=subprocess.DEVNULL)
     time.sleep(0.5)
     started = time.perf_counter()
