@@ -43,7 +43,10 @@ def main():
     if callgrind:
         subprocess.run(["callgrind_control", "-i", "on", str(p.p.pid)], check=True, capture_output=True)
     else:
-        perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", os.environ.get("PERF_HZ", "4000"), "-o", data,
+        # PERF_HZ: samples per second; PERF_ARGS: more options, such as
+        # "--call-graph dwarf,16384" for call graphs.
+        perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock",
+                                 "-F", os.environ.get("PERF_HZ", "4000"), "-o", data,
                                  *os.environ.get("PERF_ARGS", "").split(),
                                  "-p", str(p.p.pid)], stderr=subprocess.DEVNULL)
     time.sleep(0.5)
