@@ -341,11 +341,45 @@ serve <- function(server, served, pool = NULL) {
 # After a call, the next look for one does not wait: calls sent together
 # (an agent's parallel calls) are all dispatched to workers at once,
 # instead of one per wait on the workers' connections.
+#
+# Plain calls (no middleware, not on a worker) run under condition
+# handlers set up once for many calls (see `serve_plain()`), not once per
+# call: setting up `tryCatch()` with its four handlers and
+# `withCallingHandlers()` cost more than everything else R does for a
+# trivial call (bench/per-call.md). A condition that ends a call unwinds
+# to them; they answer the call and the loop sets them up again.
 serve_calls <- function(server, served, pool) {
   took_one <- FALSE
   repeat {
-    job <- server$poll(if (took_one) 0L else poll_wait_ms(pool))
-    workers_service(server, pool)
+    status <- tryCatch(
+      withCallingHandlers(
+        serve_plain(server, served, pool, took_one),
+        message = log_tool_message,
+        warning = log_tool_warning
+      ),
+      error = function(e) end_plain_call(server, e, "error"),
+      interrupt = function(e) end_plain_call(server, e, "interrupt"),
+      mcpserver_input_required = function(e) end_plain_call(server, e, "input required")
+    )
+    if (is.character(status)) return(status)
+    # After a call that ended with a condition, look again without waiting.
+    took_one <- TRUE
+  }
+}
+
+# Takes calls and runs the plain ones, until serving ends (a status for
+# `serve()`). The condition handlers around it act only while
+# `the$direct` says a plain call runs here: calls through middleware have
+# handlers of their own (`run_job()`), and conditions between calls are
+# the server's own.
+serve_plain <- function(server, served, pool, took_one) {
+  repeat {
+    # Without workers (`pool` NULL) their functions would do nothing: not
+    # called at all, as this runs for every call. Nor is the look without
+    # waiting after a call, which only serves the workers: a waiting poll
+    # returns at once when a call is queued.
+    job <- server$poll(if (took_one && !is.null(pool)) 0L else poll_wait_ms(pool))
+    if (!is.null(pool)) workers_service(server, pool)
     took_one <- !is.null(job)
     if (is.null(job)) next
     if (is.character(job)) return(job)
@@ -353,12 +387,55 @@ serve_calls <- function(server, served, pool) {
       if (identical(serve_through_middleware(server, served, pool, job), "user")) return("interrupted")
       next
     }
-    if (is_worker_job(pool, job)) {
+    if (!is.null(pool) && is_worker_job(pool, job)) {
       worker_submit(server, pool, job, served$runnable[[job$tool]])
       next
     }
-    if (identical(run_job(server, job, served$runnable[[job$tool]]), "user")) return("interrupted")
+    the$job <- job
+    the$asked <- 0L
+    the$direct <- TRUE
+    value <- do.call(served$runnable[[job$tool]], job$arguments)
+    # from_ellmer_value() looks for S7 objects: an atomic value has none.
+    if (is.object(value) || is.list(value)) value <- from_ellmer_value(value)
+    server$complete_value(job$id, job$tool, value)
+    the$direct <- FALSE
+    the$job <- NULL
   }
+}
+
+# A condition unwound out of `serve_plain()`: it ends the plain call that
+# was running, as `run_job()` would end it. Returns a status that stops
+# serving, or NULL to go on. An error while no plain call runs is the
+# server's own, and stops it as before; an interrupt then goes to the
+# server, as in `serve()`.
+end_plain_call <- function(server, condition, kind) {
+  job <- if (isTRUE(the$direct)) the$job
+  the$direct <- FALSE
+  the$job <- NULL
+  if (kind == "interrupt") {
+    return(if (identical(server$interrupted(), "user")) "interrupted")
+  }
+  if (is.null(job)) stop(condition)
+  if (kind == "error") {
+    server$complete_error(job$id, condition_text(condition))
+  } else {
+    server$complete_input_required(job$id)
+  }
+  NULL
+}
+
+# A tool's messages and warnings become log notifications of its call
+# (the handlers of `run_job()`, for the plain calls of `serve_plain()`).
+log_tool_message <- function(m) {
+  if (isTRUE(the$direct)) forward_log("info", sub("\n$", "", condition_text(m)))
+}
+
+log_tool_warning <- function(w) {
+  if (!isTRUE(the$direct)) return()
+  forward_log("warning", condition_text(w))
+  message("Warning in tool call: ", condition_text(w))
+  # signalCondition() offers no restart: R just carries on then.
+  if (!is.null(findRestart("muffleWarning"))) invokeRestart("muffleWarning")
 }
 
 # A tool that calls quit() or q() ends the process inside its call, where no

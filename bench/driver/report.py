@@ -157,9 +157,9 @@ REMEDY = {
                                "hand-offs, or a short spin before parking, would trim it.",
     "Throughput: server CPU": "The same cause as the throughput row above.",
     "Throughput": "To pass it: when calls queue up the R thread is the bottleneck (see the CPU split by "
-                  "thread below). Its share is mostly the R-level code around the tool function "
-                  "(`run_job()`: a `tryCatch()` and a `withCallingHandlers()`) and the argument and "
-                  "result conversions; taking every queued job in one `poll()` would trim it.",
+                  "thread below and bench/per-call.md). Its share is the R-level loop (`serve_calls()`, "
+                  "`do.call()`), the two .Calls per call with extendr's protection of every R value, "
+                  "and completing the call in Rust (rendering, the engine's locks).",
     "100,000-row table: time to answer": "To pass it: the data frame is checked column by column in R's "
                                          "memory and written once; what remains is writing the 20 MB "
                                          "of JSON (R thread), escaping its text mirror into the answer, "
@@ -251,7 +251,8 @@ def call_split(res, rows):
     parts = [
         ("Driver + two pipes (pipe floor's round trip)", floor),
         ("The R function itself, `do.call(add, args)`", rc["do_call_add_us"]),
-        ("mcpserver's R loop around it (`run_job()` less the function)", rc["run_job_us"] - rc["do_call_add_us"]),
+        ("mcpserver's R loop around it (`serve_calls()` less the function; the .Calls stubbed)",
+         rc["loop_us"] - rc["do_call_add_us"]),
         ("Rendering the result in Rust (test hook, upper bound)", rc["render_us"]),
     ]
     rest = total - sum(v for _, v in parts)

@@ -499,3 +499,54 @@ test_that("a tool that calls quit() gets its call answered, and says so on stder
   expect_false(client$proc$is_alive())
   expect_match(client$proc$read_all_error(), "the tool \"bye\" ended the R process (it called quit() or q())", fixed = TRUE)
 })
+
+# The serving loop sets up its condition handlers once for many calls
+# (serve_calls() in R/server.R): a condition that ends one call must not
+# change how the next ones are handled, and a call through middleware,
+# which has handlers of its own, must not have its messages logged twice.
+test_that("each call's conditions are handled alike, whatever ended the calls before it", {
+  for (middleware in c("NULL", "list(function(request, call_next) call_next(request))")) {
+    script <- server_script(c(
+      "chatty <- function() { message('a message'); warning('a warning'); 'said' }",
+      "fail <- function() stop('it broke')",
+      "add <- function(x, y) x + y",
+      "mcp_server(list(",
+      "  tool(chatty, 'Talks'), tool(fail, 'Fails'),",
+      "  tool(add, 'Adds', arguments = list(x = type_number(), y = type_number()))",
+      paste0("), middleware = ", middleware, ")")
+    ))
+    client <- start_server(script)
+    initialize(client)
+    request(client, 1, "logging/setLevel", list(level = "info"))
+    calls <- list(list("chatty"), list("fail"), list("chatty"), list("add", list(x = 1, y = 2)),
+                  list("fail"), list("fail"), list("chatty"))
+    for (i in seq_along(calls)) {
+      arguments <- if (length(calls[[i]]) > 1) calls[[i]][[2]] else setNames(list(), character())
+      send(client, list(jsonrpc = "2.0", id = 10 + i, method = "tools/call",
+                        params = list(name = calls[[i]][[1]], arguments = arguments)))
+      got <- list()
+      repeat {
+        msg <- receive(client)
+        got[[length(got) + 1]] <- msg
+        if (!is.null(msg$id)) break
+      }
+      answer <- got[[length(got)]]
+      logs <- vapply(Filter(function(m) identical(m$method, "notifications/message"), got),
+                     function(m) paste(m$params$level, m$params$data), "")
+      switch(calls[[i]][[1]],
+        chatty = {
+          expect_equal(answer$result$content[[1]]$text, "said")
+          expect_equal(logs, c("info a message", "warning a warning"), info = middleware)
+        },
+        fail = {
+          expect_true(answer$result$isError)
+          expect_equal(answer$result$content[[1]]$text, "it broke")
+          expect_length(logs, 0)
+        },
+        add = expect_equal(answer$result$content[[1]]$text, "3")
+      )
+    }
+    expect_equal(finish(client), 0)
+    expect_log_valid(client)
+  }
+})
