@@ -5,6 +5,7 @@ servers. Used by bench.py (the `make bench` rows) and on its own:
 
     R_LIBS=.lib python3 bench/driver/big_values.py [--servers mcpserver,pipe floor]
         [--cases table,table_open,numbers,strings,objects] [--rounds 2]
+        [--peers .cache/bench]  # the SDK servers as make bench installed them
 
 Each case runs in a fresh server process: a warm-up call (which builds the
 table, so the timed calls measure serialising and sending only), then the
@@ -177,8 +178,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--calls", type=int, default=2)
     ap.add_argument("--out")
+    ap.add_argument("--peers", default=os.path.join(ROOT, ".cache", "bench"),
+                    help="where make bench installed the SDK servers (python/, node/)")
     opts = ap.parse_args()
-    cache = os.path.join(ROOT, ".cache", "bench")
+    cache = opts.peers
     commands = {
         "mcpserver": ["Rscript", "bench/servers/mcpserver.R"],
         "python-sdk": [os.path.join(cache, "python", "bin", "python"), "bench/servers/python-sdk.py"],
