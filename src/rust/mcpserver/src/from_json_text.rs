@@ -14,8 +14,8 @@
 
 use crate::from_json::{build, check, mk_char, Shape};
 use extendr_ffi::{
-    R_CHAR, R_NaInt, R_NaReal, R_NaString, R_NamesSymbol, R_NilValue, Rf_allocVector,
-    Rf_getAttrib, Rf_protect, Rf_setAttrib, Rf_unprotect, Rf_xlength, INTEGER, LOGICAL, REAL,
+    R_NaInt, R_NaReal, R_NaString, R_NamesSymbol, R_NilValue, Rf_allocVector, Rf_getAttrib,
+    Rf_protect, Rf_setAttrib, Rf_unprotect, Rf_xlength, INTEGER, LOGICAL, REAL, R_CHAR,
     SET_STRING_ELT, SET_VECTOR_ELT, SEXP, SEXPTYPE, STRING_ELT, TYPEOF, VECTOR_ELT,
 };
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};

@@ -286,10 +286,7 @@ fn from_tool_result(x: RValue, class: &str, output: Option<&Node>) -> Result<Too
         structured,
         is_error: flag_value(is_error),
         meta: read_meta(field(x, "meta"))?,
-        vouched: Vouched {
-            conforms,
-            mirrored,
-        },
+        vouched: Vouched { conforms, mirrored },
     })
 }
 
@@ -324,7 +321,9 @@ fn untouched_mirror(x: RValue, output: Option<&Node>) -> Option<String> {
     if !is_block(block) || field(block, "type").as_single_string().as_deref() != Some("text") {
         return None;
     }
-    field(block, "text").as_single_string().map(|t| t.into_owned())
+    field(block, "text")
+        .as_single_string()
+        .map(|t| t.into_owned())
 }
 
 /// What the server would send for a tool that returned `value`, for tests:
