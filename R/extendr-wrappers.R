@@ -74,20 +74,23 @@ json_schema_problems_ <- function(schema, instance) .Call(wrap__json_schema_prob
 uri_template_variables_ <- function(template) .Call(wrap__uri_template_variables_, template)
 
 #' Checks `tool_result()` arguments in mcplite's order. `content` is `NULL`
-#' when it was not supplied. Returns `NULL` when they are fine, or the error
-#' (R wraps a single block in a list itself).
+#' when it was not supplied. Returns the error, or when they are fine the
+#' compact JSON of `structured_content` for the text block if `content` is
+#' missing, `NULL` otherwise (R wraps a single block in a list itself).
 #' @noRd
 check_tool_result_ <- function(content, content_missing, structured_content, is_error, meta) .Call(wrap__check_tool_result_, content, content_missing, structured_content, is_error, meta)
-
-#' The text block `tool_result()` adds when only structured content is given.
-#' @noRd
-structured_text_ <- function(structured_content) .Call(wrap__structured_text_, structured_content)
 
 #' What the server would send for a tool that returned `value`, for tests:
 #' the `CallToolResult` of `revision` as JSON text. With `structured`, the
 #' value is structured content under a schema that leaves it open.
 #' @noRd
 result_json_for_test_ <- function(value, revision, structured) .Call(wrap__result_json_for_test_, value, revision, structured)
+
+#' Whether the result sent for `value` (a tool without an output schema)
+#' renders its text block from the structured content's bytes, for tests:
+#' `tool_result()`'s own text block, untouched, is not written again.
+#' @noRd
+result_mirrored_for_test_ <- function(value) .Call(wrap__result_mirrored_for_test_, value)
 
 #' What the server sends for `tool` (its definition as `tool()` stored
 #' it) when it returns `value`, for tests: the `CallToolResult` of

@@ -32,22 +32,33 @@
 tool_result <- function(content = list(), structured_content = NULL,
                         is_error = FALSE, meta = list()) {
   content_missing <- missing(content)
-  rust(check_tool_result_(
+  # With `content` missing: the JSON text of `structured_content`.
+  text <- rust(check_tool_result_(
     if (content_missing) NULL else content, content_missing,
     structured_content, is_error, meta
   ))
   if (content_missing) {
-    content <- list(content_text(rust(structured_text_(structured_content))))
+    content <- list(content_text(text))
   } else if (inherits(content, c("mcpserver_content", "mcplite_content"))) {
     content <- list(content)
   }
-  structure(
+  content <- unname(content)
+  result <- structure(
     list(
-      content = unname(content), structured_content = structured_content,
+      content = content, structured_content = structured_content,
       is_error = is_error, meta = meta
     ),
     class = c("mcpserver_tool_result", "mcplite_tool_result")
   )
+  if (content_missing) {
+    # Marks the text block as the mirror of the structured content, so the
+    # server sends the JSON already written instead of writing it again.
+    # The attribute holds the result's own objects: any later change to
+    # either copies it first, and the server then sees another object
+    # (src/rust/mcpserver/src/result.rs, untouched_mirror()).
+    attr(result, "mcpserver_mirror") <- list(structured_content, content)
+  }
+  result
 }
 
 #' @export

@@ -5,6 +5,8 @@ servers. Used by bench.py (the `make bench` rows) and on its own:
 
     R_LIBS=.lib python3 bench/driver/big_values.py [--servers mcpserver,pipe floor]
         [--cases table,table_open,numbers,strings,objects] [--rounds 2]
+        [--peers .cache/bench]  # the SDK servers as make bench installed them
+        [--lib before=/other/lib --servers before,mcpserver,...]  # A/B in one run
 
 Each case runs in a fresh server process: a warm-up call (which builds the
 table, so the timed calls measure serialising and sending only), then the
@@ -177,8 +179,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--calls", type=int, default=2)
     ap.add_argument("--out")
+    ap.add_argument("--peers", default=os.path.join(ROOT, ".cache", "bench"),
+                    help="where make bench installed the SDK servers (python/, node/)")
+    ap.add_argument("--lib", action="append", default=[], metavar="NAME=DIR",
+                    help="also a server NAME: mcpserver installed in DIR (before/after in one run)")
     opts = ap.parse_args()
-    cache = os.path.join(ROOT, ".cache", "bench")
+    cache = opts.peers
     commands = {
         "mcpserver": ["Rscript", "bench/servers/mcpserver.R"],
         "python-sdk": [os.path.join(cache, "python", "bin", "python"), "bench/servers/python-sdk.py"],
@@ -186,8 +192,13 @@ def main():
         "pipe floor": ["perl", "bench/servers/pipe-floor.pl"],
     }
 
+    libs = dict(spec.split("=", 1) for spec in opts.lib)
+    for name in libs:
+        commands[name] = commands["mcpserver"]
+
     def spawn(name, case, r):
-        proc = Proc(commands[name], cwd=ROOT)
+        env = dict(os.environ, R_LIBS=os.path.abspath(libs[name])) if name in libs else None
+        proc = Proc(commands[name], cwd=ROOT, env=env)
         if name != "pipe floor":
             proc.handshake()
         return proc

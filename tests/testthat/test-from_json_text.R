@@ -124,3 +124,20 @@ test_that("over stdio a large call reaches the tool as an atomic vector, ping an
   expect_identical(result$content[[1]]$text, paste("numeric", as.character(expected), sep = "\n"))
   finish(client)
 })
+
+test_that("the objects of a big array share one names vector, and changing one changes no other", {
+  spec <- spec_of(rows = type_array(type_object(x = type_integer(), y = type_string(required = FALSE))))
+  json <- paste0('{"rows":[', paste(rep('{"x":1,"y":"a"}', 2000), collapse = ","), ',{"y":"b","x":2},{"x":3}]}')
+  out <- read_text(spec, json)
+  expect_identical(out$read, "text")
+  rows <- out$arguments$rows
+  expect_identical(rows, read_small(spec, json)$rows)
+  expect_identical(rows[[2002]], list(x = 3L))
+  expect_identical(names(rows[[2001]]), c("y", "x"))
+  names(rows[[1]])[1] <- "renamed"
+  rows[[2]]$z <- TRUE
+  expect_identical(names(rows[[1]]), c("renamed", "y"))
+  expect_identical(rows[[2]], list(x = 1L, y = "a", z = TRUE))
+  expect_identical(rows[[3]], list(x = 1L, y = "a"))
+  expect_identical(names(out$arguments$rows[[1]]), c("x", "y"))
+})

@@ -354,3 +354,44 @@ test_that("a table is checked in R's memory, sent once with its text mirror, and
   expect_match(r$error, "minimum", ignore.case = TRUE)
   expect_false(sent(limited, data.frame(n = 2:3))$isError)
 })
+
+test_that("tool_result()'s own text block is sent as the mirror of its structured content, not written twice", {
+  df <- data.frame(id = 1:3, x = c(0.5, NA, 1e300), label = c("a", "\u00e9 \"q\"\n", "c"))
+  r <- tool_result(structured_content = list(result = df, n = 3L))
+  expect_true(mcpserver:::result_mirrored_for_test_(r))
+  # The same bytes as the same result built by hand (no mark, read and
+  # written again), for every revision.
+  by_hand <- r
+  attr(by_hand, "mcpserver_mirror") <- NULL
+  expect_false(mcpserver:::result_mirrored_for_test_(by_hand))
+  for (rev in c("2024-11-05", "2025-06-18", "2025-11-25")) {
+    expect_identical(mcpserver:::result_json_for_test_(r, rev, FALSE),
+                     mcpserver:::result_json_for_test_(by_hand, rev, FALSE))
+  }
+  expect_identical(result_wire(r)$content[[1]]$text, r$content[[1]]$text)
+  expect_length(result_wire(r)$content, 1)
+  expect_null(result_wire(r, "2024-11-05")$structuredContent)
+  expect_false(result_wire(r, "2024-11-05")$isError)
+  # Edited after it was built: the mark no longer fits, and the result is
+  # read as before (the text block as it was, the structured content as it is).
+  edited <- r
+  edited$structured_content$n <- 4L
+  expect_false(mcpserver:::result_mirrored_for_test_(edited))
+  expect_equal(result_wire(edited)$structuredContent$n, 4L)
+  expect_match(result_wire(edited)$content[[1]]$text, '"n":3', fixed = TRUE)
+  expect_identical(r$structured_content$n, 3L)
+  texted <- r
+  texted$content[[1]]$text <- "custom"
+  expect_false(mcpserver:::result_mirrored_for_test_(texted))
+  expect_equal(result_wire(texted)$content[[1]]$text, "custom")
+  expect_equal(result_wire(texted)$structuredContent$n, 3L)
+  extra <- r
+  extra$content <- list(content_text("a"), content_text("b"))
+  expect_false(mcpserver:::result_mirrored_for_test_(extra))
+  expect_length(result_wire(extra)$content, 2)
+  failed <- tool_result(structured_content = list(a = 1), is_error = TRUE)
+  expect_true(mcpserver:::result_mirrored_for_test_(failed))
+  expect_true(result_wire(failed)$isError)
+  # Given content is never a mirror.
+  expect_false(mcpserver:::result_mirrored_for_test_(tool_result(content_text("{}"), structured_content = list())))
+})

@@ -14,8 +14,9 @@
 
 use crate::from_json::{build, check, mk_char, Shape};
 use extendr_ffi::{
-    R_NaInt, R_NaReal, R_NaString, R_NamesSymbol, Rf_allocVector, Rf_protect, Rf_setAttrib,
-    Rf_unprotect, INTEGER, LOGICAL, REAL, SET_STRING_ELT, SET_VECTOR_ELT, SEXP, SEXPTYPE,
+    R_NaInt, R_NaReal, R_NaString, R_NamesSymbol, R_NilValue, Rf_allocVector, Rf_getAttrib,
+    Rf_protect, Rf_setAttrib, Rf_unprotect, Rf_xlength, INTEGER, LOGICAL, REAL, R_CHAR,
+    SET_STRING_ELT, SET_VECTOR_ELT, SEXP, SEXPTYPE, STRING_ELT, TYPEOF, VECTOR_ELT,
 };
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -71,7 +72,7 @@ pub unsafe fn arguments(
             !null || (required.contains(name) && *shape_of(name) != Shape::Raw)
         })
         .collect();
-    object_of(&present, |name| shape_of(name))
+    object_of(&present, |name| shape_of(name), R_NilValue)
 }
 
 /// An object's members in order, their values unread; a name given twice
@@ -108,25 +109,54 @@ impl<'de> serde::Deserialize<'de> for Members<'de> {
     }
 }
 
-/// A named list of members, each built as its shape says.
+/// A named list of members, each built as its shape says. `like` is the
+/// names vector of the previous item of the same array (or `R_NilValue`):
+/// when the names are the same, in the same order, the list shares it, so
+/// an array of many small objects holds one names vector, not one each
+/// (R copies a shared vector before changing it).
 ///
 /// # Safety
-/// R's main thread only. The result is unprotected.
+/// R's main thread only; `like` is protected. The result is unprotected.
 unsafe fn object_of<'s, M: std::borrow::Borrow<(String, &'s RawValue)>>(
     members: &[M],
     shape_of: impl Fn(&str) -> &'s Shape,
+    like: SEXP,
 ) -> Result<SEXP, GiveUp> {
     let mut guard = Protected(0);
     let n = members.len() as isize;
     let out = guard.keep(Rf_allocVector(SEXPTYPE::VECSXP, n));
-    let names = guard.keep(Rf_allocVector(SEXPTYPE::STRSXP, n));
+    let shared = n > 0 && same_names(like, members);
+    let names = if shared {
+        like
+    } else {
+        guard.keep(Rf_allocVector(SEXPTYPE::STRSXP, n))
+    };
     for (i, member) in members.iter().enumerate() {
         let (name, value) = member.borrow();
-        SET_STRING_ELT(names, i as isize, mk_char(name));
+        if !shared {
+            SET_STRING_ELT(names, i as isize, mk_char(name));
+        }
         SET_VECTOR_ELT(out, i as isize, value_of(value.get(), shape_of(name))?);
     }
     Rf_setAttrib(out, R_NamesSymbol, names);
     Ok(out)
+}
+
+/// Whether the character vector `names` holds the members' names in order.
+///
+/// # Safety
+/// R's main thread only.
+unsafe fn same_names<'s, M: std::borrow::Borrow<(String, &'s RawValue)>>(
+    names: SEXP,
+    members: &[M],
+) -> bool {
+    TYPEOF(names) == SEXPTYPE::STRSXP
+        && Rf_xlength(names) == members.len() as isize
+        && members.iter().enumerate().all(|(i, member)| {
+            let name = STRING_ELT(names, i as isize);
+            let bytes = std::ffi::CStr::from_ptr(R_CHAR(name)).to_bytes();
+            bytes == member.borrow().0.as_bytes()
+        })
 }
 
 /// One value from its text, as `shape` says.
@@ -134,12 +164,21 @@ unsafe fn object_of<'s, M: std::borrow::Borrow<(String, &'s RawValue)>>(
 /// # Safety
 /// R's main thread only. The result is unprotected.
 unsafe fn value_of(text: &str, shape: &Shape) -> Result<SEXP, GiveUp> {
+    value_like(text, shape, R_NilValue)
+}
+
+/// One value from its text, as `shape` says; an object shares the names
+/// vector `like` if its names are the same (see [`object_of`]).
+///
+/// # Safety
+/// R's main thread only; `like` is protected. The result is unprotected.
+unsafe fn value_like(text: &str, shape: &Shape, like: SEXP) -> Result<SEXP, GiveUp> {
     match shape {
         Shape::Array(item) if text.starts_with('[') && item.is_scalar() => atomic(text, item),
         Shape::Array(item) if text.starts_with('[') => list(text, item),
         Shape::Object(_) if text.starts_with('{') => {
             let members = members(text)?;
-            object_of(&members, |name| shape.property(name))
+            object_of(&members, |name| shape.property(name), like)
         }
         // Scalars, `null`s and raw parts: small, or read as mcplite did.
         _ => {
@@ -389,9 +428,14 @@ impl<'de> Visitor<'de> for Items<'_> {
                 return Ok(i + 1);
             }
             // SAFETY: R's main thread; `out` is protected by the caller and
-            // the item is stored before anything else is allocated.
-            let value =
-                unsafe { value_of(raw.get(), self.item) }.map_err(|_| misfit::<A::Error>())?;
+            // the item is stored before anything else is allocated. The
+            // previous item's names are protected as a part of it.
+            let like = match i {
+                0 => unsafe { R_NilValue },
+                _ => unsafe { Rf_getAttrib(VECTOR_ELT(self.out, i as isize - 1), R_NamesSymbol) },
+            };
+            let value = unsafe { value_like(raw.get(), self.item, like) }
+                .map_err(|_| misfit::<A::Error>())?;
             unsafe { SET_VECTOR_ELT(self.out, i as isize, value) };
             i += 1;
         }

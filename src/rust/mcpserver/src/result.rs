@@ -35,8 +35,9 @@ fn result_class(x: RValue) -> Option<&'static str> {
 }
 
 /// Checks `tool_result()` arguments in mcplite's order. `content` is `NULL`
-/// when it was not supplied. Returns `NULL` when they are fine, or the error
-/// (R wraps a single block in a list itself).
+/// when it was not supplied. Returns the error, or when they are fine the
+/// compact JSON of `structured_content` for the text block if `content` is
+/// missing, `NULL` otherwise (R wraps a single block in a list itself).
 /// @noRd
 #[extendr]
 fn check_tool_result_(
@@ -48,8 +49,18 @@ fn check_tool_result_(
 ) -> Robj {
     let content = RValue::of(&content);
     let structured = RValue::of(&structured_content);
-    let result = (|| -> Result<(), String> {
-        check_structured(structured)?;
+    let result = (|| -> Result<Option<String>, String> {
+        // The text block of a result given only structured content is the
+        // JSON written to check it: written once.
+        let text = if content_missing && !structured.is_null() {
+            if !is_json_object(structured) {
+                return Err(STRUCTURED_OBJECT.into());
+            }
+            Some(structured_json(structured, None)?)
+        } else {
+            check_structured(structured)?;
+            None
+        };
         if content_missing {
             if structured.is_null() {
                 return Err(CONTENT_REQUIRED.into());
@@ -74,9 +85,13 @@ fn check_tool_result_(
             }
         }
         read_meta(RValue::of(&meta))?;
-        Ok(())
+        Ok(text)
     })();
-    check::outcome(result)
+    match result {
+        Ok(Some(text)) => text.into_robj(),
+        Ok(None) => ().into_robj(),
+        Err(e) => check::fail(e),
+    }
 }
 
 fn check_structured(x: RValue) -> Result<(), String> {
@@ -224,18 +239,34 @@ fn from_tool_result(x: RValue, class: &str, output: Option<&Node>) -> Result<Too
         return Err(format!("Invalid canonical `{class}` fields."));
     }
     let structured = field(x, "structured_content");
-    check_structured(structured)?;
-    let content = field(x, "content");
-    if content.kind() != SEXPTYPE::VECSXP || content.len() == 0 {
-        return Err(CONTENT_REQUIRED.into());
-    }
-    let mut blocks = Vec::with_capacity(content.len());
-    for i in 0..content.len() {
-        let block = element(content, i);
-        if !is_block(block) {
-            return Err(CONTENT_BLOCKS.into());
+    let mirror = untouched_mirror(x, output);
+    // Without an output schema, the JSON written to check the structured
+    // content is the one sent.
+    let mut written = None;
+    if mirror.is_none() {
+        if output.is_none() && !structured.is_null() {
+            if !is_json_object(structured) {
+                return Err(STRUCTURED_OBJECT.into());
+            }
+            written = Some(structured_json(structured, None)?);
+        } else {
+            check_structured(structured)?;
         }
-        blocks.push(read_block(block)?);
+    }
+    let mut blocks = Vec::new();
+    if mirror.is_none() {
+        let content = field(x, "content");
+        if content.kind() != SEXPTYPE::VECSXP || content.len() == 0 {
+            return Err(CONTENT_REQUIRED.into());
+        }
+        blocks.reserve(content.len());
+        for i in 0..content.len() {
+            let block = element(content, i);
+            if !is_block(block) {
+                return Err(CONTENT_BLOCKS.into());
+            }
+            blocks.push(read_block(block)?);
+        }
     }
     let is_error = field(x, "is_error");
     if !is_flag(is_error) {
@@ -244,31 +275,55 @@ fn from_tool_result(x: RValue, class: &str, output: Option<&Node>) -> Result<Too
     let conforms = !structured.is_null()
         && !is_empty_list(structured)
         && output.is_some_and(|plan| to_json::conforms(structured, plan));
-    let structured = if structured.is_null() {
-        None
-    } else {
-        Some(JsonText::written(structured_json(structured, output)?))
+    let mirrored = mirror.is_some();
+    let structured = match (mirror.or(written), structured.is_null()) {
+        (Some(json), _) => Some(JsonText::written(json)),
+        (None, true) => None,
+        (None, false) => Some(JsonText::written(structured_json(structured, output)?)),
     };
     Ok(ToolResult {
         content: blocks,
         structured,
         is_error: flag_value(is_error),
         meta: read_meta(field(x, "meta"))?,
-        vouched: Vouched {
-            conforms,
-            mirrored: false,
-        },
+        vouched: Vouched { conforms, mirrored },
     })
 }
 
-/// The text block `tool_result()` adds when only structured content is given.
-/// @noRd
-#[extendr]
-fn structured_text_(structured_content: Robj) -> Robj {
-    match structured_json(RValue::of(&structured_content), None) {
-        Ok(json) => json.into_robj(),
-        Err(e) => check::fail(e),
+/// The attribute `tool_result()` puts on a result whose only block is the
+/// JSON of its structured content: `list(structured_content, content)`,
+/// the very objects the result holds.
+const MIRROR: &str = "mcpserver_mirror";
+
+/// The text of a result's only block when it is still the mirror
+/// `tool_result()` wrote of the structured content, and the tool has no
+/// output schema (which would write the structured content another way):
+/// it is then sent as the structured content and rendered as its mirror,
+/// not read and written again. Untouched means the result still holds the
+/// very objects the attribute names: the attribute shares them, so R
+/// copies them before any change (they are referenced twice), and a
+/// changed field is another object.
+fn untouched_mirror(x: RValue, output: Option<&Node>) -> Option<String> {
+    let marks = x.attr_named(MIRROR);
+    if output.is_some() || marks.kind() != SEXPTYPE::VECSXP || marks.len() != 2 {
+        return None;
     }
+    let (structured, content) = (field(x, "structured_content"), field(x, "content"));
+    if structured.is_null()
+        || element(marks, 0) != structured
+        || element(marks, 1) != content
+        || content.kind() != SEXPTYPE::VECSXP
+        || content.len() != 1
+    {
+        return None;
+    }
+    let block = element(content, 0);
+    if !is_block(block) || field(block, "type").as_single_string().as_deref() != Some("text") {
+        return None;
+    }
+    field(block, "text")
+        .as_single_string()
+        .map(|t| t.into_owned())
 }
 
 /// What the server would send for a tool that returned `value`, for tests:
@@ -289,6 +344,15 @@ fn result_json_for_test_(value: Robj, revision: &str, structured: bool) -> Robj 
     let open = structured.then(|| crate::output::plan(&serde_json::json!({})));
     let result = from_value(RValue::of(&value), open.as_ref());
     mcp_core::engine::result::render(registry.tool(0), &result, rev, None).into_robj()
+}
+
+/// Whether the result sent for `value` (a tool without an output schema)
+/// renders its text block from the structured content's bytes, for tests:
+/// `tool_result()`'s own text block, untouched, is not written again.
+/// @noRd
+#[extendr]
+fn result_mirrored_for_test_(value: Robj) -> bool {
+    from_value(RValue::of(&value), None).vouched.mirrored
 }
 
 /// The structured content `tool` (its definition as `tool()` stored it)
@@ -339,8 +403,8 @@ fn tool_result_for_test_(spec: Robj, value: Robj, revision: &str) -> Robj {
 extendr_module! {
     mod result;
     fn check_tool_result_;
-    fn structured_text_;
     fn result_json_for_test_;
+    fn result_mirrored_for_test_;
     fn tool_result_for_test_;
     fn structured_json_for_test_;
 }

@@ -375,36 +375,53 @@ fn render_checked(
 /// so that wrapping a large one moves it in place rather than copying it.
 pub const ENVELOPE_ROOM: usize = 128;
 
-/// Appends `text` as a JSON string, escaped as serde_json escapes it,
-/// byte by byte into room reserved once: a large JSON document's text
-/// mirror is mostly plain bytes.
+/// What each byte becomes in a JSON string: 0 for itself, `u` for a
+/// `\u00XX` escape, otherwise the letter after the backslash.
+const ESCAPES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = b'u';
+        b += 1;
+    }
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table[b'\n' as usize] = b'n';
+    table[b'\r' as usize] = b'r';
+    table[b'\t' as usize] = b't';
+    table[0x08] = b'b';
+    table[0x0c] = b'f';
+    table
+};
+
+/// Appends `text` as a JSON string, escaped as serde_json escapes it, into
+/// room reserved once: the runs between bytes to escape are copied whole
+/// (a large JSON document's text mirror is mostly such runs).
 fn push_json_string(out: &mut String, text: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.reserve(text.len() + 2);
-    // SAFETY: only whole UTF-8 sequences of `text` (bytes copied in order)
-    // and ASCII escapes are appended, so `out` stays valid UTF-8.
+    let src = text.as_bytes();
+    out.reserve(src.len() + 2);
+    // SAFETY: only whole runs of `text` (cut before or after an ASCII
+    // byte, so at character boundaries) and ASCII escapes are appended, so
+    // `out` stays valid UTF-8.
     let bytes = unsafe { out.as_mut_vec() };
     bytes.push(b'"');
-    for &b in text.as_bytes() {
-        match b {
-            b'"' => bytes.extend_from_slice(b"\\\""),
-            b'\\' => bytes.extend_from_slice(b"\\\\"),
-            b'\n' => bytes.extend_from_slice(b"\\n"),
-            b'\r' => bytes.extend_from_slice(b"\\r"),
-            b'\t' => bytes.extend_from_slice(b"\\t"),
-            0x08 => bytes.extend_from_slice(b"\\b"),
-            0x0c => bytes.extend_from_slice(b"\\f"),
-            0..=0x1f => bytes.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[(b >> 4) as usize],
-                HEX[(b & 0xf) as usize],
-            ]),
-            _ => bytes.push(b),
+    let mut run = 0;
+    for (i, &b) in src.iter().enumerate() {
+        let escape = ESCAPES[b as usize];
+        if escape == 0 {
+            continue;
+        }
+        bytes.extend_from_slice(&src[run..i]);
+        run = i + 1;
+        if escape == b'u' {
+            let hex = [HEX[(b >> 4) as usize], HEX[(b & 0xf) as usize]];
+            bytes.extend_from_slice(&[b'\\', b'u', b'0', b'0', hex[0], hex[1]]);
+        } else {
+            bytes.extend_from_slice(&[b'\\', escape]);
         }
     }
+    bytes.extend_from_slice(&src[run..]);
     bytes.push(b'"');
 }
 
@@ -449,6 +466,21 @@ mod tests {
         let mut out = String::new();
         push_json_string(&mut out, text);
         assert_eq!(out, serde_json::to_string(text).unwrap());
+        // Runs cut at every place, appended after other text.
+        let tricky = "a\"b\\c\u{1}\n\u{1f}\u{7f} é😀 plain run \"\"\\\\ end";
+        for (start, _) in tricky.char_indices() {
+            let text = &tricky[start..];
+            let mut out = String::from("x");
+            push_json_string(&mut out, text);
+            assert_eq!(
+                out[1..],
+                serde_json::to_string(text).unwrap(),
+                "from {start}"
+            );
+        }
+        let mut out = String::new();
+        push_json_string(&mut out, "");
+        assert_eq!(out, "\"\"");
     }
 
     fn raw(text: &str) -> Option<JsonText> {

@@ -808,6 +808,66 @@ impl<'de> Visitor<'de> for IsNull {
     }
 }
 
+/// Reads a scalar and tells whether `Types` admits it (see
+/// [`Types::admit`]), building nothing; anything else is not admitted.
+#[derive(Clone, Copy)]
+struct Leaf(Types);
+
+impl<'de> DeserializeSeed<'de> for Leaf {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Leaf {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
+        Ok(self.0.null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<bool, E> {
+        Ok(self.0.null)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<bool, E> {
+        Ok(self.0.boolean)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<bool, E> {
+        Ok(self.0.number || self.0.integer)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<bool, E> {
+        Ok(self.0.number || self.0.integer)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<bool, E> {
+        // `1.0` is the validator's to judge as an integer.
+        Ok(self.0.number)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<bool, E> {
+        Ok(self.0.string)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(false)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(false)
+    }
+}
+
 struct SplitVisitor<'a> {
     seed: Seed<'a>,
     split: &'a Split,
@@ -879,6 +939,22 @@ impl<'de> Visitor<'de> for SplitVisitor<'_> {
         let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
         let item_plan = self.split.items.as_deref();
         let keep = self.keeps_members();
+        if let (Some(Node::Whole(_, Some(types))), false) = (item_plan, keep) {
+            // Leaves of a plain `type` (millions of numbers, say): judged
+            // as they are read, no value built. One the types do not admit
+            // stops the check, and the caller reads the text whole, which
+            // words the problem.
+            while let Some(admitted) = seq.next_element_seed(Leaf(*types))? {
+                if !admitted {
+                    while seq.next_element::<IgnoredAny>()?.is_some() {}
+                    return Ok(None);
+                }
+                if items.len() < self.split.stand_in_items {
+                    items.push(STAND_IN);
+                }
+            }
+            return Ok(self.finish(Value::Array(items)));
+        }
         let mut index = 0;
         loop {
             let seed = self.child(item_plan, false);
@@ -975,6 +1051,28 @@ mod tests {
                 r#"{"values":null}"#,
                 r#"{"values":[1,2"#,
                 r#"{"values":[1,2],"values":[3]}"#,
+            ],
+        );
+        // Leaves of a plain `type`, judged as they are read.
+        let leaves = json!({"type":"object","properties":{
+            "ints":{"type":"array","items":{"type":"integer"},"minItems":2},
+            "strs":{"type":"array","items":{"type":["string","null"]}},
+            "flags":{"type":"array","items":{"type":"boolean","description":"d"}}}});
+        agree(
+            leaves,
+            &[
+                r#"{"ints":[1,2,-3],"strs":["a",null,"\u00e9\""],"flags":[true,false]}"#,
+                r#"{"ints":[1.0,2]}"#,
+                r#"{"ints":[1.5,2]}"#,
+                r#"{"ints":[1]}"#,
+                r#"{"ints":[1,"2"]}"#,
+                r#"{"ints":[1,[2]]}"#,
+                r#"{"ints":[1,{"a":2}]}"#,
+                r#"{"ints":[1,null]}"#,
+                r#"{"strs":[1]}"#,
+                r#"{"strs":[]}"#,
+                r#"{"flags":[true,0]}"#,
+                r#"{"flags":[true,"#,
             ],
         );
         let objects = json!({"type":"object","properties":{

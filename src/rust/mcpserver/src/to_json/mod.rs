@@ -442,8 +442,15 @@ impl Writer {
             })
             .collect();
         self.out.reserve(nrow * (ncol * 12 + 2));
+        let begin = self.out.len();
         self.out.push('[');
         for i in 0..nrow {
+            if i == SAMPLE_ROWS && nrow > 2 * SAMPLE_ROWS {
+                // Room for the rest as the first rows measure them (and a
+                // little more), so a large table is not copied as it grows.
+                let per_row = (self.out.len() - begin) / SAMPLE_ROWS;
+                self.out.reserve((nrow - i) * (per_row + per_row / 16 + 1));
+            }
             if i > 0 {
                 self.out.push(',');
             }
@@ -740,6 +747,9 @@ impl Writer {
         Ok(())
     }
 }
+
+/// Rows of a data frame written before the room for the rest is reserved.
+const SAMPLE_ROWS: usize = 64;
 
 /// The number of rows of a data frame, from its `row.names` (compact or not).
 fn data_frame_rows(x: RValue) -> usize {
