@@ -26,6 +26,8 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 pub(super) struct Session {
     pub(super) revision: Revision,
+    /// When `initialize` started it (for `mcp.server.session.duration`).
+    pub(super) started: std::time::Instant,
     pub(super) client_info: Option<Arc<Value>>,
     /// The client's capabilities from `initialize`.
     pub(super) capabilities: Arc<Value>,

@@ -14,6 +14,7 @@ use opentelemetry_sdk::trace::{SdkTracer, Span};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::net::SocketAddr;
+use std::time::{Instant, SystemTime};
 
 /// How the client reaches the server (`network.transport`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -45,9 +46,24 @@ pub struct Request<'a> {
     pub peer: &'a Peer,
 }
 
-/// The span of a request the engine has not answered yet.
+/// The span of a request the engine has not answered yet, and what its
+/// duration's measurement will carry.
 pub struct RequestSpan {
     span: Span,
+    started: Instant,
+    metric: Vec<KeyValue>,
+}
+
+/// A request's span at its end, as the engine hands it to the export
+/// thread: everything that costs (attributes, status, the span's data,
+/// the measurement) is done there, not on the thread that answered.
+pub struct Ending {
+    span: RequestSpan,
+    verdict: Verdict,
+    /// The revision `initialize` settled on.
+    version: Option<String>,
+    at: SystemTime,
+    seconds: f64,
 }
 
 /// `params._meta` as a carrier of the W3C trace context.
@@ -147,6 +163,8 @@ pub enum Verdict {
     RpcError(i64, String),
     /// A tool result with `isError: true`.
     ToolError,
+    /// No response was sent: why (`cancelled`).
+    Unanswered(&'static str),
 }
 
 #[derive(Deserialize)]
@@ -169,7 +187,32 @@ struct ReplyResult {
 }
 
 /// Reads the verdict from a response's JSON text (what the engine writes).
-pub fn verdict(response: &str) -> Verdict {
+///
+/// The engine writes `{"jsonrpc":"2.0","id":<id>,` and then `"error":` or
+/// `"result":`; a tool result starts `{"content":[` and says `isError`
+/// after its content. So only an error is parsed (it is small), and a tool
+/// result is scanned for `],"isError":true` (unescaped quotes cannot occur
+/// inside a string, and the flag comes before `structuredContent`); any
+/// other shape is parsed whole.
+pub fn verdict(response: &str, id_json: &str) -> Verdict {
+    let head = "{\"jsonrpc\":\"2.0\",\"id\":";
+    let rest = response
+        .strip_prefix(head)
+        .and_then(|r| r.strip_prefix(id_json));
+    match rest {
+        Some(r) if r.starts_with(",\"error\":") => parsed_verdict(response),
+        Some(r) if r.starts_with(",\"result\":{\"content\":[") => match r.find("],\"isError\":") {
+            Some(at) if r[at..].starts_with("],\"isError\":true") => Verdict::ToolError,
+            Some(_) => Verdict::Ok,
+            None => parsed_verdict(response),
+        },
+        Some(r) if r.starts_with(",\"result\":") => Verdict::Ok,
+        _ => parsed_verdict(response),
+    }
+}
+
+/// The verdict of a response of a shape [`verdict`] does not know.
+fn parsed_verdict(response: &str) -> Verdict {
     match serde_json::from_str::<Reply>(response) {
         Ok(Reply {
             error: Some(error), ..
@@ -187,12 +230,18 @@ impl RequestSpan {
     /// `_meta` carries.
     pub fn start(tracer: &SdkTracer, request: &Request) -> RequestSpan {
         let parent = parent_of(request.params);
+        let attributes = attributes(request);
+        let metric = super::metrics::operation_attributes(&attributes);
         let span = tracer
             .span_builder(span_name(request.method, request.params))
             .with_kind(SpanKind::Server)
-            .with_attributes(attributes(request))
+            .with_attributes(attributes)
             .start_with_context(tracer, &parent);
-        RequestSpan { span }
+        RequestSpan {
+            span,
+            started: Instant::now(),
+            metric,
+        }
     }
 
     /// The trace and span ids, in hex (for R's `mcp_request()`).
@@ -214,35 +263,92 @@ impl RequestSpan {
         self.span.set_attribute(attribute);
     }
 
-    /// Ends the span with the response the client is sent.
-    pub fn end_with(mut self, response: &str) {
-        match verdict(response) {
-            Verdict::Ok => {}
-            Verdict::RpcError(code, message) => {
-                self.span
-                    .set_attribute(KeyValue::new("error.type", code.to_string()));
-                self.span
-                    .set_attribute(KeyValue::new("rpc.response.status_code", code.to_string()));
-                self.span.set_status(Status::error(message));
-            }
-            Verdict::ToolError => {
-                self.span
-                    .set_attribute(KeyValue::new("error.type", "tool_error"));
-                self.span
-                    .set_status(Status::error("the tool reported an error"));
-            }
-        }
-        self.span.end();
+    /// The span's end, now, with the response the client is sent (and
+    /// the revision `initialize` settled on): cheap, for the thread that
+    /// answers; [`Ending::finish`] does the rest.
+    pub fn ending(self, response: &str, id_json: &str, version: Option<String>) -> Ending {
+        let verdict = verdict(response, id_json);
+        self.ending_with(verdict, version)
     }
 
-    /// Ends the span of a request that gets no response (cancelled).
-    pub fn end_unanswered(mut self, why: &'static str) {
-        self.span.add_event(why, Vec::new());
-        self.span.end();
+    /// The span's end, now, for a request that gets no response (`why`:
+    /// it was cancelled).
+    pub fn ending_unanswered(self, why: &'static str) -> Ending {
+        self.ending_with(Verdict::Unanswered(why), None)
+    }
+
+    fn ending_with(self, verdict: Verdict, version: Option<String>) -> Ending {
+        let seconds = self.started.elapsed().as_secs_f64();
+        Ending {
+            span: self,
+            verdict,
+            version,
+            at: SystemTime::now(),
+            seconds,
+        }
+    }
+
+    /// Ends the span at once, on this thread (when no export thread can
+    /// take it).
+    pub fn end_with(self, response: &str, id_json: &str) {
+        self.ending(response, id_json, None).finish(None);
     }
 
     /// Whether the span's context came from the request (tests).
     pub fn has_remote_parent(params: &Value) -> bool {
         parent_of(params).span().span_context().is_remote()
+    }
+}
+
+impl Ending {
+    /// Sets the attributes and status the response decides, records the
+    /// request's duration in `metrics`, and ends the span when the request
+    /// was answered.
+    pub fn finish(self, metrics: Option<&super::metrics::Metrics>) {
+        let Ending {
+            span: request,
+            verdict,
+            version,
+            at,
+            seconds,
+        } = self;
+        let RequestSpan {
+            mut span,
+            mut metric,
+            ..
+        } = request;
+        if let Some(version) = version {
+            let kv = KeyValue::new("mcp.protocol.version", version);
+            metric.retain(|m| m.key != kv.key);
+            metric.push(kv.clone());
+            span.set_attribute(kv);
+        }
+        match verdict {
+            Verdict::Ok => {}
+            Verdict::RpcError(code, message) => {
+                let code = code.to_string();
+                let kv = [
+                    KeyValue::new("error.type", code.clone()),
+                    KeyValue::new("rpc.response.status_code", code),
+                ];
+                metric.extend(kv.iter().cloned());
+                span.set_attributes(kv);
+                span.set_status(Status::error(message));
+            }
+            Verdict::ToolError => {
+                let kv = KeyValue::new("error.type", "tool_error");
+                metric.push(kv.clone());
+                span.set_attribute(kv);
+                span.set_status(Status::error("the tool reported an error"));
+            }
+            Verdict::Unanswered(why) => {
+                metric.push(KeyValue::new("error.type", why));
+                span.add_event(why, Vec::new());
+            }
+        }
+        if let Some(metrics) = metrics {
+            metrics.operation(seconds, &metric);
+        }
+        span.end_with_timestamp(at);
     }
 }

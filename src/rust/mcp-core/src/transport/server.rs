@@ -832,8 +832,12 @@ impl Server {
         if let Some(mut guard) = self.guard.take() {
             guard.restore();
         }
-        // The last spans go to the collector (a bounded wait).
+        // The last spans go to the collector (a bounded wait), with the
+        // stdio session's duration.
         if let Some(telemetry) = &self.config.telemetry {
+            if let Some(slot) = &self.shared.stdio {
+                lock(&slot.engine).end_session();
+            }
             telemetry.finish();
         }
     }
