@@ -1,6 +1,7 @@
 //! Tools: `tools/list`, `tools/call` (queued as a job for R, or started
 //! as a task), and the 2026-07-28 `subscriptions/listen` stream.
 
+use crate::telemetry::RequestSpan;
 use super::arguments::Verbatim;
 use super::job::InputMode;
 use super::job::Purpose;
@@ -243,6 +244,7 @@ impl Engine {
             self.direct_calls += 1;
             self.by_request.insert(new.request_id.clone(), new.job);
         }
+        let trace = self.spans.get(&new.request_id).map(RequestSpan::context);
         let mut job = Box::new(Job {
             id: new.job,
             tool: new.handler,
@@ -264,6 +266,8 @@ impl Engine {
                 task: new.task,
                 auth: self.auth.clone(),
                 task_later: new.task_later,
+                trace,
+                session_id: self.peer.session.clone(),
             },
         });
         job.read_small_arguments(&self.registry);

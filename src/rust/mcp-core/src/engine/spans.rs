@@ -5,6 +5,7 @@
 use super::state::{Engine, Session};
 use super::wire::META_VERSION;
 use crate::protocol::jsonrpc::RequestId;
+use crate::util::ids::JobId;
 use crate::telemetry::spans::Request;
 use crate::telemetry::{RequestSpan, Transport};
 use opentelemetry::KeyValue;
@@ -81,6 +82,20 @@ impl Engine {
     pub(super) fn span_event(&mut self, id: &RequestId, name: &'static str, kv: Vec<KeyValue>) {
         if let Some(span) = self.spans.get_mut(id) {
             span.event(name, kv);
+        }
+    }
+
+    /// The handler of `job` adds attributes to its request's span, or an
+    /// event with them (`mcp_span_annotate()` in R).
+    pub fn on_span_annotate(&mut self, job: JobId, attributes: Vec<KeyValue>, event: Option<String>) {
+        let Some(state) = self.jobs.get(&job) else {
+            return;
+        };
+        if let Some(span) = self.spans.get_mut(&state.request_id) {
+            match event {
+                Some(name) => span.event(name, attributes),
+                None => span.set_all(attributes),
+            }
         }
     }
 

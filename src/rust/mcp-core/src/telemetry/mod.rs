@@ -15,6 +15,7 @@
 //! `util`, and it owns one thread (the exporter's), started through
 //! [`crate::util::threads`].
 
+pub mod children;
 pub mod export;
 pub mod metrics;
 pub mod spans;
@@ -26,7 +27,7 @@ use opentelemetry_sdk::Resource;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use spans::{Ending, Peer, RequestSpan, Transport};
+pub use spans::{Ending, Peer, RequestSpan, SpanIds, Transport};
 
 /// The variable that turns every OpenTelemetry SDK off.
 pub const SDK_DISABLED: &str = "OTEL_SDK_DISABLED";

@@ -46,6 +46,28 @@ pub struct Request<'a> {
     pub peer: &'a Peer,
 }
 
+/// Where a request's span is in its trace: what `mcp_request()` reports,
+/// and the parent of the spans R opens inside the call (`mcp_span()`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpanIds(pub opentelemetry::trace::SpanContext);
+
+impl SpanIds {
+    /// The trace id, 32 hex digits.
+    pub fn trace_id(&self) -> String {
+        self.0.trace_id().to_string()
+    }
+
+    /// The span id, 16 hex digits.
+    pub fn span_id(&self) -> String {
+        self.0.span_id().to_string()
+    }
+
+    /// Whether the trace is sampled (its spans are exported).
+    pub fn sampled(&self) -> bool {
+        self.0.is_sampled()
+    }
+}
+
 /// The span of a request the engine has not answered yet, and what its
 /// duration's measurement will carry.
 pub struct RequestSpan {
@@ -253,9 +275,23 @@ impl RequestSpan {
         )
     }
 
+    /// The span's place in its trace.
+    pub fn context(&self) -> SpanIds {
+        SpanIds(self.span.span_context().clone())
+    }
+
     /// Records something that happened during the request.
-    pub fn event(&mut self, name: &'static str, attributes: Vec<KeyValue>) {
+    pub fn event(
+        &mut self,
+        name: impl Into<std::borrow::Cow<'static, str>>,
+        attributes: Vec<KeyValue>,
+    ) {
         self.span.add_event(name, attributes);
+    }
+
+    /// Adds attributes the handler chose (`mcp_span_annotate()` in R).
+    pub fn set_all(&mut self, attributes: Vec<KeyValue>) {
+        self.span.set_attributes(attributes);
     }
 
     /// Adds an attribute learnt after the start (the negotiated revision).

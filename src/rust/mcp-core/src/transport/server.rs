@@ -842,6 +842,27 @@ impl Server {
         }
     }
 
+    /// The running call `job` adds attributes (or an event) to its
+    /// request's span.
+    pub fn annotate_span(
+        &self,
+        job: JobId,
+        attributes: Vec<(String, crate::telemetry::children::Value)>,
+        event: Option<String>,
+    ) {
+        if self.in_forked_child() || self.config.telemetry.is_none() {
+            return;
+        }
+        let attributes = crate::telemetry::children::key_values(attributes);
+        self.shared
+            .step_job(job, |e, _out| e.on_span_annotate(job, attributes, event));
+    }
+
+    /// The server's telemetry, when it is on.
+    pub fn telemetry(&self) -> Option<&Arc<crate::telemetry::Telemetry>> {
+        self.config.telemetry.as_ref()
+    }
+
     /// Spans exported and dropped so far, when telemetry is on.
     pub fn telemetry_counts(&self) -> Option<crate::telemetry::export::Snapshot> {
         self.config.telemetry.as_ref().map(|t| t.counts())
