@@ -528,3 +528,134 @@ fn the_verdict_reads_the_engines_responses_without_parsing_results() {
     let other = r#"{"id":7,"jsonrpc":"2.0","error":{"code":-1,"message":"m"}}"#;
     assert_eq!(verdict(other, "7"), Verdict::RpcError(-1, "m".into()));
 }
+
+#[test]
+fn progress_input_requests_and_answers_are_events_on_the_calls_span() {
+    let mut t = Traced::initialized(Peer::default());
+    t.h.send(call(10, json!({"progressToken": "p"})));
+    let job = t.h.jobs.remove(0);
+    let mut out = Vec::new();
+    let update = mcp_core::engine::Progress {
+        progress: 1.0,
+        total: Some(4.0),
+        message: None,
+    };
+    t.h.engine
+        .on_progress(job.id, update, std::time::Instant::now(), &mut out);
+    t.h.collect(out);
+    let asked = t.h.ask(
+        job.id,
+        "who",
+        json!({"method":"elicitation/create","params":{"message":"Who?","requestedSchema":{"type":"object","properties":{}}}}),
+    );
+    let ask_id = asked
+        .iter()
+        .find(|m| m["method"] == "elicitation/create")
+        .map(|m| m["id"].clone())
+        .expect("an elicitation request");
+    t.h.send(json!({"jsonrpc":"2.0","id":ask_id,"result":{"action":"accept","content":{}}}));
+    t.h.complete(job.id, done_text("2"));
+    let span = t.span("tools/call add");
+    let event = |name: &str| {
+        span.events
+            .iter()
+            .find(|e| e.name == name)
+            .unwrap_or_else(|| panic!("no event {name} among {:?}", span.events))
+            .clone()
+    };
+    let value = |e: &opentelemetry::trace::Event, key: &str| {
+        e.attributes
+            .iter()
+            .find(|kv| kv.key.as_str() == key)
+            .map(|kv| kv.value.clone())
+    };
+    let progress = event("progress");
+    assert_eq!(value(&progress, "mcp.progress"), Some(OtelValue::F64(1.0)));
+    assert_eq!(
+        value(&progress, "mcp.progress.total"),
+        Some(OtelValue::F64(4.0))
+    );
+    let requested = event("input requested");
+    assert_eq!(
+        value(&requested, "mcp.input_requests.methods"),
+        Some(OtelValue::from("elicitation/create"))
+    );
+    let answered = event("input answered");
+    assert_eq!(
+        value(&answered, "mcp.input_request.answered"),
+        Some(OtelValue::Bool(true))
+    );
+}
+
+#[test]
+fn the_http_requests_own_traceparent_is_a_link_and_the_meta_one_the_parent() {
+    let mut t = Traced::initialized(Peer::default());
+    let ambient_trace = "0af7651916cd43dd8448eb211c80319c";
+    let ambient_span = "b7ad6b7169203331";
+    t.h.engine.set_ambient(Some(telemetry::Ambient {
+        traceparent: format!("00-{ambient_trace}-{ambient_span}-01"),
+        tracestate: None,
+    }));
+    t.h.send(call(
+        11,
+        json!({"traceparent": format!("00-{PARENT_TRACE}-{PARENT_SPAN}-01")}),
+    ));
+    t.h.engine.set_ambient(None);
+    let job = t.h.jobs.remove(0);
+    t.h.complete(job.id, done_text("2"));
+    let span = t.span("tools/call add");
+    assert_eq!(span.parent_span_id.to_string(), PARENT_SPAN);
+    let links: Vec<_> = span.links.iter().collect();
+    assert_eq!(links.len(), 1, "{links:?}");
+    assert_eq!(links[0].span_context.trace_id().to_string(), ambient_trace);
+    assert_eq!(links[0].span_context.span_id().to_string(), ambient_span);
+    // The next request, without one, has no link.
+    t.h.request(json!({"jsonrpc":"2.0","id":12,"method":"tools/list"}));
+    assert_eq!(t.span("tools/list").links.len(), 0);
+}
+
+#[test]
+fn the_call_context_names_the_calls_span_and_a_child_span_is_its_child() {
+    let mut t = Traced::initialized(Peer::default());
+    t.h.send(call(
+        13,
+        json!({"traceparent": format!("00-{PARENT_TRACE}-{PARENT_SPAN}-01")}),
+    ));
+    let job = t.h.jobs.remove(0);
+    let ids = job.context.trace.clone().expect("the call's span");
+    assert_eq!(ids.trace_id(), PARENT_TRACE);
+    let mut children = mcp_core::telemetry::children::Children::default();
+    use mcp_core::telemetry::children::Value as V;
+    assert!(children.open(
+        &t.telemetry,
+        &ids,
+        "outer".into(),
+        vec![("n".into(), V::Int(3))]
+    ));
+    assert!(children.open(&t.telemetry, &ids, "inner".into(), Vec::new()));
+    assert!(children.annotate(vec![("ok".into(), V::Bool(true))], None));
+    children.close(Some("boom".into()));
+    children.close(None);
+    assert!(children.is_empty());
+    let mut out = Vec::new();
+    t.h.engine.on_span_annotate(
+        job.id,
+        vec![opentelemetry::KeyValue::new("rows", 5_i64)],
+        None,
+    );
+    t.h.collect(std::mem::take(&mut out));
+    t.h.complete(job.id, done_text("2"));
+    let call_span = t.span("tools/call add");
+    assert_eq!(attribute(&call_span, "rows"), Some(OtelValue::I64(5)));
+    let outer = t.span("outer");
+    let inner = t.span("inner");
+    assert_eq!(outer.span_kind, SpanKind::Internal);
+    assert_eq!(outer.parent_span_id, call_span.span_context.span_id());
+    assert_eq!(inner.parent_span_id, outer.span_context.span_id());
+    assert_eq!(inner.span_context.trace_id().to_string(), PARENT_TRACE);
+    assert_eq!(attribute(&outer, "n"), Some(OtelValue::I64(3)));
+    assert_eq!(attribute(&inner, "ok"), Some(OtelValue::Bool(true)));
+    assert_eq!(text(&inner, "error.type"), "r_error");
+    assert!(matches!(inner.status, Status::Error { .. }));
+    assert_eq!(outer.status, Status::Unset);
+}

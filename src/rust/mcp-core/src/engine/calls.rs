@@ -1,7 +1,6 @@
 //! Tools: `tools/list`, `tools/call` (queued as a job for R, or started
 //! as a task), and the 2026-07-28 `subscriptions/listen` stream.
 
-use crate::telemetry::RequestSpan;
 use super::arguments::Verbatim;
 use super::job::InputMode;
 use super::job::Purpose;
@@ -13,6 +12,7 @@ use crate::protocol::jsonrpc::{self, RequestId};
 use crate::protocol::logging::LogLevel;
 use crate::protocol::revision::Revision;
 use crate::stores::tasks;
+use crate::telemetry::RequestSpan;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};

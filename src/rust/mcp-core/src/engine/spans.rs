@@ -5,9 +5,9 @@
 use super::state::{Engine, Session};
 use super::wire::META_VERSION;
 use crate::protocol::jsonrpc::RequestId;
-use crate::util::ids::JobId;
 use crate::telemetry::spans::Request;
 use crate::telemetry::{RequestSpan, Transport};
+use crate::util::ids::JobId;
 use opentelemetry::KeyValue;
 use serde_json::Value;
 
@@ -26,6 +26,7 @@ impl Engine {
         let version = protocol_version(method, params, self.session.as_ref());
         let request = Request {
             method,
+            ambient: self.ambient.as_ref(),
             id_json: id.as_json(),
             params,
             protocol_version: version.as_deref(),
@@ -80,6 +81,9 @@ impl Engine {
 
     /// Records an event on request `id`'s span.
     pub(super) fn span_event(&mut self, id: &RequestId, name: &'static str, kv: Vec<KeyValue>) {
+        if self.spans.is_empty() {
+            return;
+        }
         if let Some(span) = self.spans.get_mut(id) {
             span.event(name, kv);
         }
@@ -87,7 +91,12 @@ impl Engine {
 
     /// The handler of `job` adds attributes to its request's span, or an
     /// event with them (`mcp_span_annotate()` in R).
-    pub fn on_span_annotate(&mut self, job: JobId, attributes: Vec<KeyValue>, event: Option<String>) {
+    pub fn on_span_annotate(
+        &mut self,
+        job: JobId,
+        attributes: Vec<KeyValue>,
+        event: Option<String>,
+    ) {
         let Some(state) = self.jobs.get(&job) else {
             return;
         };
@@ -99,11 +108,29 @@ impl Engine {
         }
     }
 
+    /// The HTTP request whose message is handled next carried this trace
+    /// context in its headers (`None` again after it).
+    pub fn set_ambient(&mut self, ambient: Option<crate::telemetry::Ambient>) {
+        if self.config.telemetry.is_some() {
+            self.ambient = ambient;
+        }
+    }
+
     /// The session ends with the server: its duration is recorded now,
     /// while the export thread can still send it.
     pub fn end_session(&mut self) {
         self.end_session_span();
         self.session = None;
+    }
+
+    /// Records an event on the span of the request `job` serves.
+    pub(super) fn job_span_event(&mut self, job: JobId, name: &'static str, kv: Vec<KeyValue>) {
+        if self.spans.is_empty() {
+            return;
+        }
+        if let Some(id) = self.jobs.get(&job).map(|s| s.request_id.clone()) {
+            self.span_event(&id, name, kv);
+        }
     }
 
     /// The trace and span ids of request `id`'s span, if it has one.

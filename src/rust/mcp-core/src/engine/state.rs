@@ -94,6 +94,9 @@ pub struct Engine {
     /// The spans of requests not answered yet (telemetry on only): as many
     /// as requests in flight, which the queue limits bound.
     pub(super) spans: HashMap<RequestId, RequestSpan>,
+    /// The trace context of the HTTP request being read, if it had one
+    /// (set only while that request's message is handled).
+    pub(super) ambient: Option<crate::telemetry::Ambient>,
 }
 
 /// What the engines of one server share (see [`Engine::sharing`]).
@@ -171,6 +174,7 @@ impl Engine {
             owner: None,
             peer: Peer::default(),
             spans: HashMap::new(),
+            ambient: None,
         }
     }
 

@@ -27,7 +27,7 @@ use opentelemetry_sdk::Resource;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use spans::{Ending, Peer, RequestSpan, SpanIds, Transport};
+pub use spans::{Ambient, Ending, Peer, RequestSpan, SpanIds, Transport};
 
 /// The variable that turns every OpenTelemetry SDK off.
 pub const SDK_DISABLED: &str = "OTEL_SDK_DISABLED";

@@ -38,6 +38,8 @@ pub struct Peer {
 /// What a span is started from: the request as the engine read it.
 pub struct Request<'a> {
     pub method: &'a str,
+    /// The HTTP request's own trace context, linked to.
+    pub ambient: Option<&'a Ambient>,
     /// The request id as JSON text (a string id keeps its quotes).
     pub id_json: &'a str,
     pub params: &'a Value,
@@ -116,6 +118,39 @@ fn target<'a>(method: &str, params: &'a Value) -> Option<&'a str> {
         "tools/call" | "prompts/get" => params.get("name").and_then(Value::as_str),
         _ => None,
     }
+}
+
+/// The W3C trace context an HTTP request carried in its own headers
+/// (`traceparent`, `tracestate`): the transport's context, which the
+/// request's span links to (its parent is the one in `params._meta`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ambient {
+    pub traceparent: String,
+    pub tracestate: Option<String>,
+}
+
+struct AmbientCarrier<'a>(&'a Ambient);
+
+impl Extractor for AmbientCarrier<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        match key {
+            "traceparent" => Some(self.0.traceparent.as_str()),
+            "tracestate" => self.0.tracestate.as_deref(),
+            _ => None,
+        }
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        vec!["traceparent", "tracestate"]
+    }
+}
+
+/// The span context `ambient` names, if it names one well.
+pub fn link_of(ambient: &Ambient) -> Option<opentelemetry::trace::SpanContext> {
+    let context = TraceContextPropagator::new()
+        .extract_with_context(&Context::new(), &AmbientCarrier(ambient));
+    let span = context.span().span_context().clone();
+    span.is_valid().then_some(span)
 }
 
 /// `{mcp.method.name} {target}`, or the method alone.
@@ -254,11 +289,14 @@ impl RequestSpan {
         let parent = parent_of(request.params);
         let attributes = attributes(request);
         let metric = super::metrics::operation_attributes(&attributes);
-        let span = tracer
+        let mut builder = tracer
             .span_builder(span_name(request.method, request.params))
             .with_kind(SpanKind::Server)
-            .with_attributes(attributes)
-            .start_with_context(tracer, &parent);
+            .with_attributes(attributes);
+        if let Some(link) = request.ambient.and_then(link_of) {
+            builder = builder.with_links(vec![opentelemetry::trace::Link::with_context(link)]);
+        }
+        let span = builder.start_with_context(tracer, &parent);
         RequestSpan {
             span,
             started: Instant::now(),
