@@ -168,14 +168,16 @@ mcp_span <- function(name, code, attributes = list()) {
 #' @rdname mcp_span
 #' @export
 mcp_span_attributes <- function(...) {
-  span_annotate(span_attributes(dots_attributes(...)), NULL)
+  attributes <- span_attributes(dots_attributes(...))
+  span_annotate(attributes, NULL)
 }
 
 #' @rdname mcp_span
 #' @export
 mcp_span_event <- function(name, ...) {
   check_span_name(name)
-  span_annotate(span_attributes(dots_attributes(...)), name)
+  attributes <- span_attributes(dots_attributes(...))
+  span_annotate(attributes, name)
 }
 
 check_span_name <- function(name) {

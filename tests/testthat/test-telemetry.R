@@ -252,3 +252,113 @@ test_that("the standard environment variables turn telemetry on, and OTEL_SDK_DI
   expect_equal(finish(client), 0)
   expect_length(received_spans(off, timeout = 2), 0)
 })
+
+test_that("mcp_span() and friends check their arguments and do nothing outside a call", {
+  expect_equal(mcp_span("step", 1 + 1), 2)
+  expect_equal(mcp_span("step", "x", attributes = list(n = 1L, ok = TRUE, s = "a")), "x")
+  expect_false(mcp_span_attributes(rows = 3))
+  expect_false(mcp_span_event("checkpoint", rows = 3))
+  expect_false(mcp_span_event("checkpoint"))
+  expect_error(mcp_span("", 1), "non-empty string")
+  expect_error(mcp_span("step", 1, attributes = list(1)), "must be named")
+  expect_error(mcp_span_attributes(rows = 1:2), "single strings, numbers or logicals")
+  expect_error(mcp_span_attributes(rows = NA), "`rows`")
+  expect_error(mcp_span_event("e", when = Sys.time()), "`when`")
+  # An R error leaves the span as it would leave any code.
+  expect_error(mcp_span("step", stop("inner")), "inner")
+  expect_null(mcp_request())
+})
+
+span_tools_code <- function(endpoint) {
+  c(
+    "traced <- tool(function() {",
+    "  mcp_span_attributes(`app.rows` = 10L)",
+    "  mcp_span('outer', attributes = list(`app.kind` = 'fit'), {",
+    "    mcp_span_event('checkpoint', `app.step` = 1)",
+    "    mcp_span('inner', mcp_span_attributes(`app.ok` = TRUE))",
+    "    try(mcp_span('failing', stop('no luck')), silent = TRUE)",
+    "  })",
+    "  r <- mcp_request()",
+    "  paste(r$trace_id, r$span_id, is.null(r$session_id))",
+    "}, 'Traced', name = 'traced')",
+    "remote <- tool(function() {",
+    "  mcp_span('in worker', attributes = list(`app.pid` = Sys.getpid()), {",
+    "    mcp_span_event('halfway')",
+    "    mcp_span_attributes(`app.done` = TRUE)",
+    "  })",
+    "  mcp_span_attributes(`app.worker` = TRUE)",
+    "  r <- mcp_request()",
+    "  paste(r$trace_id, r$span_id)",
+    "}, 'Traced on a worker', name = 'remote', concurrent = TRUE)",
+    sprintf(
+      "mcp_server(list(traced, remote), name = 'otel-test', workers = 1L,
+         telemetry = mcp_telemetry(endpoint = '%s'))",
+      endpoint
+    )
+  )
+}
+
+test_that("a tool's spans are children of its call's span, on R's thread and on a worker", {
+  skip_on_cran()
+  skip_if_not_installed("future", minimum_version = "1.31.0")
+  skip_if_not_installed("parallelly")
+  receiver <- start_otlp_receiver()
+  client <- start_server(server_script(span_tools_code(receiver$endpoint)))
+  initialize(client)
+  got <- call_tool(client, 2, "traced")
+  ids <- strsplit(got$result$content[[1]]$text, " ")[[1]]
+  expect_match(ids[1], "^[0-9a-f]{32}$")
+  expect_match(ids[2], "^[0-9a-f]{16}$")
+  expect_equal(ids[3], "TRUE") # no session over stdio
+  got <- call_tool(client, 3, "remote")
+  remote_ids <- strsplit(got$result$content[[1]]$text, " ")[[1]]
+  expect_equal(finish(client), 0)
+  spans <- received_spans(receiver, function(s) length(named(s, "in worker")) > 0)
+
+  call <- named(spans, "tools/call traced")[[1]]
+  expect_equal(c(call$trace_id, call$span_id), ids[1:2])
+  expect_equal(call$attributes[["app.rows"]], 10L)
+  outer <- named(spans, "outer")[[1]]
+  expect_equal(outer$kind, 1L) # SPAN_KIND_INTERNAL
+  expect_equal(outer$trace_id, call$trace_id)
+  expect_equal(outer$parent_span_id, call$span_id)
+  expect_equal(outer$attributes[["app.kind"]], "fit")
+  expect_equal(outer$events, list("checkpoint"))
+  expect_equal(outer$status_code, 0L)
+  inner <- named(spans, "inner")[[1]]
+  expect_equal(inner$parent_span_id, outer$span_id)
+  expect_true(inner$attributes[["app.ok"]])
+  failing <- named(spans, "failing")[[1]]
+  expect_equal(failing$parent_span_id, outer$span_id)
+  expect_equal(failing$status_code, 2L)
+  expect_equal(failing$status_message, "no luck")
+  expect_equal(failing$attributes[["error.type"]], "r_error")
+
+  # On the worker: timed there, recorded by the server in the call's trace.
+  remote <- named(spans, "tools/call remote")[[1]]
+  expect_equal(c(remote$trace_id, remote$span_id), remote_ids)
+  expect_true(remote$attributes[["app.worker"]])
+  worker <- named(spans, "in worker")[[1]]
+  expect_equal(worker$trace_id, remote$trace_id)
+  expect_equal(worker$parent_span_id, remote$span_id)
+  expect_equal(worker$events, list("halfway"))
+  expect_true(worker$attributes[["app.done"]])
+  expect_true(is.numeric(worker$attributes[["app.pid"]]))
+})
+
+test_that("without telemetry, mcp_span() runs its code and mcp_request() has no trace", {
+  skip_on_cran()
+  code <- c(
+    "plain <- tool(function() {",
+    "  x <- mcp_span('step', 41 + 1)",
+    "  mcp_span_attributes(a = 1)",
+    "  paste(x, is.null(mcp_request()$trace_id))",
+    "}, 'Plain', name = 'plain')",
+    "mcp_server(list(plain))"
+  )
+  client <- start_server(server_script(code), extra_env = c(OTEL_SDK_DISABLED = "true"))
+  initialize(client)
+  got <- call_tool(client, 2, "plain")
+  expect_equal(got$result$content[[1]]$text, "42 TRUE")
+  expect_equal(finish(client), 0)
+})

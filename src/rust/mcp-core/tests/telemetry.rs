@@ -274,6 +274,7 @@ fn a_cancelled_call_ends_its_span_with_an_event() {
     let span = t.span("tools/call add");
     let events: Vec<_> = span.events.iter().map(|e| e.name.to_string()).collect();
     assert!(events.contains(&"cancelled".to_string()), "{events:?}");
+    assert_eq!(text(&span, "error.type"), "cancelled");
 }
 
 #[test]

@@ -46,7 +46,8 @@ impl Engine {
         let (Some(span), Some(telemetry)) = (self.spans.remove(id), &self.config.telemetry) else {
             return;
         };
-        let version = negotiated(response);
+        // Only an `initialize` response is searched for the revision.
+        let version = span.is_initialize().then(|| negotiated(response)).flatten();
         telemetry.end(span.ending(response, id.as_json(), version));
     }
 

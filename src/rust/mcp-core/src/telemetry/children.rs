@@ -145,13 +145,19 @@ impl Children {
     }
 }
 
+/// Attributes as R hands them over.
+pub type Attributes = Vec<(String, Value)>;
+
+/// An event a worker's span had: its name, time and attributes.
+pub type WorkerEvent = (String, SystemTime, Attributes);
+
 /// A span a worker process ran, as it reports it.
 #[derive(Debug, Clone)]
 pub struct WorkerSpan {
     pub name: String,
     pub start: SystemTime,
     pub end: SystemTime,
-    pub attributes: Vec<(String, Value)>,
-    pub events: Vec<(String, SystemTime, Vec<(String, Value)>)>,
+    pub attributes: Attributes,
+    pub events: Vec<WorkerEvent>,
     pub error: Option<String>,
 }

@@ -191,13 +191,15 @@ impl SpanProcessor for Batcher {
         if !span.span_context.is_sampled() {
             return;
         }
-        let Err(span) = ENDED_HERE.with(|here| match here.borrow_mut().as_mut() {
-            Some(batch) => {
-                batch.push(span);
-                Ok(())
+        // On the export thread (a span it ended itself), straight into
+        // its batch.
+        let mut span = Some(span);
+        ENDED_HERE.with(|here| {
+            if let Some(batch) = here.borrow_mut().as_mut() {
+                batch.extend(span.take());
             }
-            None => Err(span),
-        }) else {
+        });
+        let Some(span) = span else {
             return;
         };
         let sender = self.counts.sender.lock().ok().and_then(|s| s.clone());

@@ -76,6 +76,8 @@ pub struct RequestSpan {
     span: Span,
     started: Instant,
     metric: Vec<KeyValue>,
+    /// An `initialize`, whose response settles the revision.
+    initialize: bool,
 }
 
 /// A request's span at its end, as the engine hands it to the export
@@ -301,6 +303,7 @@ impl RequestSpan {
             span,
             started: Instant::now(),
             metric,
+            initialize: request.method == "initialize",
         }
     }
 
@@ -311,6 +314,11 @@ impl RequestSpan {
             context.trace_id().to_string(),
             context.span_id().to_string(),
         )
+    }
+
+    /// Whether it is the span of an `initialize`.
+    pub fn is_initialize(&self) -> bool {
+        self.initialize
     }
 
     /// The span's place in its trace.
@@ -416,8 +424,11 @@ impl Ending {
                 span.set_status(Status::error("the tool reported an error"));
             }
             Verdict::Unanswered(why) => {
-                metric.push(KeyValue::new("error.type", why));
+                let kv = KeyValue::new("error.type", why);
+                metric.push(kv.clone());
+                span.set_attribute(kv);
                 span.add_event(why, Vec::new());
+                span.set_status(Status::error(why));
             }
         }
         if let Some(metrics) = metrics {
