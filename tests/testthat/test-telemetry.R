@@ -114,8 +114,9 @@ telemetry_server_code <- function(endpoint, transport = "stdio") {
   c(
     "echo <- tool(function(text) paste('echo', text), 'Echo', arguments = list(text = type_string()), name = 'echo')",
     "fail <- tool(function() stop('no'), 'Fails', name = 'fail')",
+    "whoami <- tool(function() { r <- mcp_request(); paste(if (is.null(r$session_id)) 'none' else r$session_id, r$trace_id) }, 'Who', name = 'whoami')",
     sprintf(
-      "mcp_server(list(echo, fail), name = 'otel-test', transport = '%s', port = 0L,
+      "mcp_server(list(echo, fail, whoami), name = 'otel-test', transport = '%s', port = 0L,
          telemetry = mcp_telemetry(endpoint = '%s', headers = c(`x-test` = 'yes', `x-list` = 'a,b=c')))",
       transport, endpoint
     )
@@ -183,6 +184,8 @@ test_that("over stdio, the SDK client's traceparent is the parent of the call's 
   a <- expect_joined_call_spans(spans, "pipe")
   expect_null(a[["client.address"]])
   expect_null(a[["mcp.session.id"]])
+  # mcp_request() knows the call's trace (the client's) and no session.
+  expect_equal(got$who, paste("none", parent_trace))
 
   # The metrics went out when the server stopped: the operations, and the
   # session that lasted from initialize to the end of input.
@@ -209,6 +212,7 @@ test_that("over HTTP, spans name the session and the client's address", {
   expect_equal(a[["client.address"]], "127.0.0.1")
   expect_true(is.numeric(a[["client.port"]]) && a[["client.port"]] > 0)
   expect_match(a[["mcp.session.id"]], "^[0-9a-f]{32}$")
+  expect_equal(got$who, paste(a[["mcp.session.id"]], parent_trace))
 
   # The server runs on: its metrics go out every export interval
   # (OTEL_METRIC_EXPORT_INTERVAL, here 300 ms).
