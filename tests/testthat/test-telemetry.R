@@ -220,6 +220,13 @@ test_that("over HTTP, spans name the session and the client's address", {
   expect_operation_points(points, "tcp")
   echo <- points_of(points, "mcp.server.operation.duration", list(gen_ai.tool.name = "echo"))
   expect_equal(echo[[1]]$attributes[["network.protocol.name"]], "http")
+  # The client ended its session (DELETE): the session's duration follows.
+  points <- received_points(receiver, function(p) length(points_of(p, "mcp.server.session.duration")) > 0)
+  session <- points_of(points, "mcp.server.session.duration")
+  expect_length(session, 1)
+  expect_histogram(session[[1]], 1)
+  expect_equal(session[[1]]$attributes[["network.transport"]], "tcp")
+  expect_equal(session[[1]]$attributes[["network.protocol.name"]], "http")
 })
 
 test_that("the standard environment variables turn telemetry on, and OTEL_SDK_DISABLED off", {
