@@ -54,8 +54,10 @@ pub fn metric_interval(var: impl Fn(&str) -> Option<String>) -> Duration {
 /// What the export thread is told.
 enum Message {
     Span(Box<SpanData>),
-    /// A request's span to finish, end and send.
-    Ended(Box<Ending>),
+    /// Requests' spans wait in [`Counts::endings`] (the first of a batch
+    /// sends this, the rest wait with it: one wake-up per batch, not per
+    /// span).
+    Ended,
     /// Export what is queued, then say so.
     Flush(SyncSender<()>),
 }
@@ -68,7 +70,15 @@ pub struct Counts {
     dropped_full: AtomicU64,
     dropped_export: AtomicU64,
     sender: Mutex<Option<SyncSender<Message>>>,
+    /// Requests' spans at their end, for the export thread to finish (at
+    /// most [`QUEUE_SIZE`]).
+    endings: Mutex<Vec<Ending>>,
 }
+
+/// How long the export thread lets requests' spans gather once the first
+/// of a batch woke it: the threads that end them (R's) then pay for one
+/// wake-up per batch.
+const GATHER: Duration = Duration::from_millis(2);
 
 /// A reading of [`Counts`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,11 +95,34 @@ impl Counts {
     /// waiting: when the queue is full the span is dropped (its end, on
     /// this thread, counts it as dropped).
     pub fn end(&self, ending: Ending) {
-        let sender = self.sender.lock().ok().and_then(|s| s.clone());
-        if let Some(sender) = sender {
-            let _ = sender.try_send(Message::Ended(Box::new(ending)));
-        } else {
-            ending.finish(None);
+        let mut endings = self.endings.lock().unwrap_or_else(|p| p.into_inner());
+        if endings.len() >= QUEUE_SIZE {
+            drop(endings);
+            // Ended here (as dropping a span does), and counted if the
+            // queue of finished spans is full too.
+            return ending.finish(None);
+        }
+        let first = endings.is_empty();
+        endings.push(ending);
+        drop(endings);
+        if first {
+            let sender = self.sender.lock().ok().and_then(|s| s.clone());
+            match sender {
+                Some(sender) => {
+                    // Full: the export thread has messages to read and will
+                    // find these spans after them.
+                    let _ = sender.try_send(Message::Ended);
+                }
+                None => self.finish_endings(None),
+            }
+        }
+    }
+
+    /// Finishes the spans waiting in `endings` (on the export thread).
+    fn finish_endings(&self, metrics: Option<&Metrics>) {
+        let taken = std::mem::take(&mut *self.endings.lock().unwrap_or_else(|p| p.into_inner()));
+        for ending in taken {
+            ending.finish(metrics);
         }
     }
 
@@ -264,21 +297,19 @@ fn export_loop<M: PushMetricExporter>(
         let mut flush = false;
         match message {
             Ok(Message::Span(span)) => batch.push(*span),
-            Ok(Message::Ended(ending)) => {
-                ending.finish(Some(&metrics.metrics));
-                ENDED_HERE.with(|here| {
-                    if let Some(ended) = here.borrow_mut().as_mut() {
-                        batch.append(ended);
-                    }
-                });
+            Ok(Message::Ended) => {
+                std::thread::sleep(GATHER);
+                finish_endings(counts, &metrics, &mut batch);
             }
             Ok(Message::Flush(done)) => {
+                finish_endings(counts, &metrics, &mut batch);
                 send(&runtime, &exporter, &mut batch, counts);
                 send_metrics(&runtime, &metrics);
                 let _ = done.try_send(());
             }
             Err(RecvTimeoutError::Timeout) => flush = true,
             Err(RecvTimeoutError::Disconnected) => {
+                finish_endings(counts, &metrics, &mut batch);
                 send(&runtime, &exporter, &mut batch, counts);
                 send_metrics(&runtime, &metrics);
                 let _ = exporter.shutdown();
@@ -299,6 +330,16 @@ fn export_loop<M: PushMetricExporter>(
             metrics_due = Some(now + metrics.interval);
         }
     }
+}
+
+/// Finishes the requests' spans that wait, into `batch`.
+fn finish_endings<M>(counts: &Counts, metrics: &MetricExport<M>, batch: &mut Vec<SpanData>) {
+    counts.finish_endings(Some(&metrics.metrics));
+    ENDED_HERE.with(|here| {
+        if let Some(ended) = here.borrow_mut().as_mut() {
+            batch.append(ended);
+        }
+    });
 }
 
 /// Sends the metrics' aggregate so far (cumulative), if there is any and

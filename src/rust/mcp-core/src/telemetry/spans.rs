@@ -437,3 +437,12 @@ impl Ending {
         span.end_with_timestamp(at);
     }
 }
+
+impl std::fmt::Debug for Ending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ending")
+            .field("verdict", &self.verdict)
+            .field("seconds", &self.seconds)
+            .finish_non_exhaustive()
+    }
+}
