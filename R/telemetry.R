@@ -14,11 +14,16 @@
 #' `traceparent`. Spans are sent over OTLP/HTTP (protobuf) in batches by a
 #' thread of the server's own: a call never waits for the collector, and
 #' spans that find the export queue full are dropped and counted (the count
-#' is written to stderr when the server stops).
+#' is written to stderr when the server stops). It also records the
+#' conventions' histograms `mcp.server.operation.duration` and
+#' `mcp.server.session.duration` (seconds), sent to `/v1/metrics` every
+#' `OTEL_METRIC_EXPORT_INTERVAL` milliseconds (60 000 by default) and when
+#' the server stops. A tool adds to its span with [mcp_span()].
 #'
 #' Without `telemetry`, a server follows the standard OpenTelemetry
 #' environment variables: it traces when `OTEL_EXPORTER_OTLP_ENDPOINT` or
-#' `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set, unless
+#' `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (or
+#' `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`) is set, unless
 #' `OTEL_SDK_DISABLED=true`; `OTEL_EXPORTER_OTLP_HEADERS`,
 #' `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES` and
 #' `OTEL_TRACES_SAMPLER` (with `OTEL_TRACES_SAMPLER_ARG`) apply as in any
@@ -30,10 +35,12 @@
 #' See `vignette("telemetry", package = "mcpserver")`.
 #'
 #' @param endpoint The OTLP/HTTP base URL, e.g. `"http://localhost:4318"`
-#'   (`/v1/traces` is appended). `NULL`: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`,
+#'   (`/v1/traces` and `/v1/metrics` are appended). `NULL`: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`,
 #'   `OTEL_EXPORTER_OTLP_ENDPOINT`, or `http://localhost:4318`.
 #' @param headers A named character vector of HTTP headers for the
-#'   collector (an API key, say). `NULL`: `OTEL_EXPORTER_OTLP_HEADERS`.
+#'   collector (an API key, say), sent as they are. `NULL`:
+#'   `OTEL_EXPORTER_OTLP_HEADERS` (`name=value` pairs separated by commas,
+#'   values URL-encoded: `%2C` for a comma).
 #' @param service_name The `service.name` of the spans. `NULL`:
 #'   `OTEL_SERVICE_NAME`, else the server's `name`.
 #' @param sample The fraction of traces to keep, between 0 and 1; a request
