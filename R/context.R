@@ -58,9 +58,14 @@
 #'   and version as it reported them), `capabilities` (what the client
 #'   declared it can do, e.g. `elicitation`, `sampling`, `roots`: from this
 #'   request on 2026-07-28, from `initialize` before), `meta` (the request's `_meta`, e.g.
-#'   a `traceparent`), `progress_token`, `log_level` and `auth` (over HTTP,
+#'   a `traceparent`), `progress_token`, `log_level`, `auth` (over HTTP,
 #'   the list the server's bearer-token function returned for the caller's
-#'   token, see [http_options()]; `NULL` otherwise). In a concurrent tool
+#'   token, see [http_options()]; `NULL` otherwise), `session_id` (the
+#'   `Mcp-Session-Id` of a handshake-era HTTP session; `NULL` over stdio
+#'   and for 2026-07-28 requests, which have none), and `trace_id` and
+#'   `span_id` (the call's OpenTelemetry span, as hex strings, when
+#'   telemetry is on: see [mcp_telemetry()] and [mcp_span()]; `NULL`
+#'   otherwise). In a concurrent tool
 #'   it also has `worker`: `number` (the worker's place in the server's
 #'   own pool, `NA` on a [future::plan()] of yours), `pid` and `host`; the
 #'   server's log names the worker of each line a tool logs or prints. If the request

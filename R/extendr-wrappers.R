@@ -498,6 +498,37 @@ McpClientHttp$url <- function() .Call(wrap__McpClientHttp__url, self)
 #'}
 #'}
 #'
+#'\subsection{Method `span_open`}{
+#'Opens a span named `name` inside call `job` (`mcp_span()`), with
+#'`attributes` (a named list of single values); whether it is traced.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `span_close`}{
+#'Closes the innermost span `span_open()` opened; `error`: the
+#'message of the R error that left it, or `NULL`.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `span_annotate`}{
+#'Adds `attributes` (or, with `event` a string, an event with them)
+#'to the innermost open span, else to call `job`'s span.
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
+#'\subsection{Method `span_record`}{
+#'A span worker call `job` ran and reported (see `record_worker_span`).
+#' \subsection{noRd}{
+#'
+#'}
+#'}
+#'
 #'\subsection{Method `elicit`}{
 #'Asks the user for input through the client (`mcp_elicit()`): as
 #'`ask_input()` with an `elicitation/create` request.
@@ -672,6 +703,14 @@ McpServer$close_stream <- function(job) .Call(wrap__McpServer__close_stream, sel
 McpServer$cancelled <- function(job) .Call(wrap__McpServer__cancelled, self, job)
 
 McpServer$request_context <- function() .Call(wrap__McpServer__request_context, self)
+
+McpServer$span_open <- function(job, name, attributes) .Call(wrap__McpServer__span_open, self, job, name, attributes)
+
+McpServer$span_close <- function(error) .Call(wrap__McpServer__span_close, self, error)
+
+McpServer$span_annotate <- function(job, attributes, event) .Call(wrap__McpServer__span_annotate, self, job, attributes, event)
+
+McpServer$span_record <- function(job, span) .Call(wrap__McpServer__span_record, self, job, span)
 
 McpServer$elicit <- function(key, message, schema) .Call(wrap__McpServer__elicit, self, key, message, schema)
 

@@ -509,6 +509,9 @@ relay_report <- function(server, call, condition) {
   id <- call$job$id
   switch(condition$kind,
     progress = server$progress(id, data$progress, data$total, data$message),
+    # A span the worker ran, and attributes for the call's span (R/telemetry.R).
+    span = server$span_record(id, data),
+    span_annotate = server$span_annotate(id, data$attributes, data$event),
     log = {
       cat(sprintf("%s [%s] %s\n", worker_label(call), data$level, data$text), file = stderr())
       server$log(id, data$level, data$text)

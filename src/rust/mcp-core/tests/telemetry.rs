@@ -15,6 +15,9 @@ use mcp_core::telemetry::{self, Peer, Settings, Telemetry, Transport};
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt};
 use opentelemetry::Value as OtelValue;
 use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
+use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
+use opentelemetry_sdk::metrics::Temporality;
 use opentelemetry_sdk::trace::{SpanData, SpanExporter};
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -42,6 +45,69 @@ impl SpanExporter for Stuck {
     async fn export(&self, _batch: Vec<SpanData>) -> OTelSdkResult {
         std::future::pending::<()>().await;
         Ok(())
+    }
+}
+
+/// One histogram data point as an export carried it.
+#[derive(Debug, Clone)]
+struct Point {
+    metric: String,
+    unit: String,
+    attributes: Vec<(String, String)>,
+    bounds: Vec<f64>,
+    count: u64,
+}
+
+impl Point {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.attributes
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A metric exporter that keeps the histogram points of its last export
+/// (cumulative: the totals so far).
+#[derive(Debug, Clone, Default)]
+struct KeptMetrics(Arc<Mutex<Vec<Point>>>);
+
+impl PushMetricExporter for KeptMetrics {
+    async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
+        let mut points = Vec::new();
+        for scope in metrics.scope_metrics() {
+            for metric in scope.metrics() {
+                let AggregatedMetrics::F64(MetricData::Histogram(h)) = metric.data() else {
+                    continue;
+                };
+                for p in h.data_points() {
+                    points.push(Point {
+                        metric: metric.name().to_string(),
+                        unit: metric.unit().to_string(),
+                        attributes: p
+                            .attributes()
+                            .map(|kv| (kv.key.to_string(), kv.value.as_str().into_owned()))
+                            .collect(),
+                        bounds: p.bounds().collect(),
+                        count: p.count(),
+                    });
+                }
+            }
+        }
+        *self.0.lock().unwrap() = points;
+        Ok(())
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        Ok(())
+    }
+
+    fn shutdown_with_timeout(&self, _timeout: Duration) -> OTelSdkResult {
+        Ok(())
+    }
+
+    fn temporality(&self) -> Temporality {
+        Temporality::Cumulative
     }
 }
 
@@ -208,6 +274,7 @@ fn a_cancelled_call_ends_its_span_with_an_event() {
     let span = t.span("tools/call add");
     let events: Vec<_> = span.events.iter().map(|e| e.name.to_string()).collect();
     assert!(events.contains(&"cancelled".to_string()), "{events:?}");
+    assert_eq!(text(&span, "error.type"), "cancelled");
 }
 
 #[test]
@@ -277,6 +344,13 @@ fn a_full_queue_drops_spans_and_counts_them_without_waiting() {
     use opentelemetry::trace::{Tracer as _, TracerProvider as _};
     let (processor, counts) = Batcher::start(
         Stuck,
+        mcp_core::telemetry::export::MetricExport {
+            metrics: Arc::new(mcp_core::telemetry::metrics::Metrics::new(
+                opentelemetry_sdk::Resource::builder_empty().build(),
+            )),
+            exporter: None::<KeptMetrics>,
+            interval: Duration::from_secs(60),
+        },
         4,
         &opentelemetry_sdk::Resource::builder_empty().build(),
     );
@@ -320,6 +394,10 @@ fn telemetry_is_on_when_asked_or_an_endpoint_is_set_unless_the_sdk_is_disabled()
         "http://c:4318/v1/traces"
     )])));
     assert!(!asked.enabled(env(&[("OTEL_SDK_DISABLED", "true")])));
+    assert!(Settings::default().enabled(env(&[(
+        "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+        "http://c:4318/v1/metrics"
+    )])));
     assert_eq!(
         telemetry::parse_headers("api-key=abc, x-team = ds"),
         vec![
@@ -327,6 +405,25 @@ fn telemetry_is_on_when_asked_or_an_endpoint_is_set_unless_the_sdk_is_disabled()
             ("x-team".to_string(), "ds".to_string())
         ]
     );
+}
+
+#[test]
+fn header_values_are_url_decoded_after_the_split_at_commas() {
+    let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+    assert_eq!(
+        telemetry::parse_headers("authorization=Basic%20a%2Cb%3D,x-list=1%2C2,bad=%zz%4"),
+        vec![
+            pair("authorization", "Basic a,b="),
+            pair("x-list", "1,2"),
+            pair("bad", "%zz%4"),
+        ]
+    );
+    // From R a value is taken as it is: commas, `=` and `%` included.
+    assert_eq!(
+        telemetry::header_pair("x-list=1,2=3%2C"),
+        Some(pair("x-list", "1,2=3%2C"))
+    );
+    assert_eq!(telemetry::header_pair("novalue"), None);
 }
 
 #[test]
@@ -342,4 +439,224 @@ fn without_telemetry_the_engine_keeps_no_spans() {
     )
     .unwrap();
     assert!(h.engine.trace_ids(&id).is_none());
+}
+
+#[test]
+fn operations_and_sessions_are_histograms_with_the_conventions_buckets_and_attributes() {
+    let kept = Kept::default();
+    let metrics = KeptMetrics::default();
+    let telemetry = Arc::new(Telemetry::with_exporters(
+        &Settings::default(),
+        kept.clone(),
+        Some(metrics.clone()),
+        Duration::from_secs(3600),
+    ));
+    let config = Config {
+        telemetry: Some(telemetry.clone()),
+        ..Config::default()
+    };
+    let engine = Engine::new(Arc::new(config), Arc::new(Registry::new(tools()).unwrap()));
+    let mut h = Harness::on(engine);
+    h.request(initialize_request("2025-11-25", json!({})));
+    h.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    for id in [1, 2] {
+        h.send(call(id, json!({})));
+        let job = h.jobs.remove(0);
+        h.complete(job.id, done_text("2"));
+    }
+    h.send(call(3, json!({})));
+    let job = h.jobs.remove(0);
+    h.complete(job.id, Outcome::Done(ToolResult::error("no")));
+    h.request(json!({"jsonrpc":"2.0","id":4,"method":"no/such"}));
+    h.engine.end_session();
+    telemetry.flush(Duration::from_secs(5));
+    let points = metrics.0.lock().unwrap().clone();
+    let of = |metric: &str, pick: &dyn Fn(&Point) -> bool| -> Vec<Point> {
+        points
+            .iter()
+            .filter(|p| p.metric == metric && pick(p))
+            .cloned()
+            .collect()
+    };
+    let operation = "mcp.server.operation.duration";
+    let calls = of(operation, &|p| {
+        p.get("gen_ai.tool.name") == Some("add") && p.get("error.type").is_none()
+    });
+    assert_eq!(calls.len(), 1, "{points:?}");
+    let ok = &calls[0];
+    assert_eq!(ok.count, 2);
+    assert_eq!(ok.unit, "s");
+    assert_eq!(ok.bounds, mcp_core::telemetry::metrics::BUCKETS.to_vec());
+    assert_eq!(ok.get("mcp.method.name"), Some("tools/call"));
+    assert_eq!(ok.get("gen_ai.operation.name"), Some("execute_tool"));
+    assert_eq!(ok.get("network.transport"), Some("pipe"));
+    assert_eq!(ok.get("mcp.protocol.version"), Some("2025-11-25"));
+    // Ids stay out of metrics (their cardinality has no bound).
+    assert!(ok.get("jsonrpc.request.id").is_none());
+    let failed = of(operation, &|p| p.get("error.type") == Some("tool_error"));
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].count, 1);
+    let unknown = of(operation, &|p| p.get("mcp.method.name") == Some("no/such"));
+    assert_eq!(unknown[0].get("error.type"), Some("-32601"));
+    assert_eq!(unknown[0].get("rpc.response.status_code"), Some("-32601"));
+    let init = of(operation, &|p| {
+        p.get("mcp.method.name") == Some("initialize")
+    });
+    assert_eq!(init[0].get("mcp.protocol.version"), Some("2025-11-25"));
+    let sessions = of("mcp.server.session.duration", &|_| true);
+    assert_eq!(sessions.len(), 1, "{points:?}");
+    assert_eq!(sessions[0].count, 1);
+    assert_eq!(
+        sessions[0].bounds,
+        mcp_core::telemetry::metrics::BUCKETS.to_vec()
+    );
+    assert_eq!(sessions[0].get("mcp.protocol.version"), Some("2025-11-25"));
+    assert_eq!(sessions[0].get("network.transport"), Some("pipe"));
+}
+
+#[test]
+fn the_verdict_reads_the_engines_responses_without_parsing_results() {
+    use mcp_core::telemetry::spans::{verdict, Verdict};
+    let ok = r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"],\"isError\":true"}],"isError":false}}"#;
+    assert_eq!(verdict(ok, "7"), Verdict::Ok);
+    let failed = r#"{"jsonrpc":"2.0","id":"a","result":{"content":[],"isError":true}}"#;
+    assert_eq!(verdict(failed, "\"a\""), Verdict::ToolError);
+    let error = r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"bad"}}"#;
+    assert_eq!(verdict(error, "7"), Verdict::RpcError(-32602, "bad".into()));
+    let list = r#"{"jsonrpc":"2.0","id":7,"result":{"tools":[]}}"#;
+    assert_eq!(verdict(list, "7"), Verdict::Ok);
+    // Another shape is parsed whole.
+    let other = r#"{"id":7,"jsonrpc":"2.0","error":{"code":-1,"message":"m"}}"#;
+    assert_eq!(verdict(other, "7"), Verdict::RpcError(-1, "m".into()));
+}
+
+#[test]
+fn progress_input_requests_and_answers_are_events_on_the_calls_span() {
+    let mut t = Traced::initialized(Peer::default());
+    t.h.send(call(10, json!({"progressToken": "p"})));
+    let job = t.h.jobs.remove(0);
+    let mut out = Vec::new();
+    let update = mcp_core::engine::Progress {
+        progress: 1.0,
+        total: Some(4.0),
+        message: None,
+    };
+    t.h.engine
+        .on_progress(job.id, update, std::time::Instant::now(), &mut out);
+    t.h.collect(out);
+    let asked = t.h.ask(
+        job.id,
+        "who",
+        json!({"method":"elicitation/create","params":{"message":"Who?","requestedSchema":{"type":"object","properties":{}}}}),
+    );
+    let ask_id = asked
+        .iter()
+        .find(|m| m["method"] == "elicitation/create")
+        .map(|m| m["id"].clone())
+        .expect("an elicitation request");
+    t.h.send(json!({"jsonrpc":"2.0","id":ask_id,"result":{"action":"accept","content":{}}}));
+    t.h.complete(job.id, done_text("2"));
+    let span = t.span("tools/call add");
+    let event = |name: &str| {
+        span.events
+            .iter()
+            .find(|e| e.name == name)
+            .unwrap_or_else(|| panic!("no event {name} among {:?}", span.events))
+            .clone()
+    };
+    let value = |e: &opentelemetry::trace::Event, key: &str| {
+        e.attributes
+            .iter()
+            .find(|kv| kv.key.as_str() == key)
+            .map(|kv| kv.value.clone())
+    };
+    let progress = event("progress");
+    assert_eq!(value(&progress, "mcp.progress"), Some(OtelValue::F64(1.0)));
+    assert_eq!(
+        value(&progress, "mcp.progress.total"),
+        Some(OtelValue::F64(4.0))
+    );
+    let requested = event("input requested");
+    assert_eq!(
+        value(&requested, "mcp.input_requests.methods"),
+        Some(OtelValue::from("elicitation/create"))
+    );
+    let answered = event("input answered");
+    assert_eq!(
+        value(&answered, "mcp.input_request.answered"),
+        Some(OtelValue::Bool(true))
+    );
+}
+
+#[test]
+fn the_http_requests_own_traceparent_is_a_link_and_the_meta_one_the_parent() {
+    let mut t = Traced::initialized(Peer::default());
+    let ambient_trace = "0af7651916cd43dd8448eb211c80319c";
+    let ambient_span = "b7ad6b7169203331";
+    t.h.engine.set_ambient(Some(telemetry::Ambient {
+        traceparent: format!("00-{ambient_trace}-{ambient_span}-01"),
+        tracestate: None,
+    }));
+    t.h.send(call(
+        11,
+        json!({"traceparent": format!("00-{PARENT_TRACE}-{PARENT_SPAN}-01")}),
+    ));
+    t.h.engine.set_ambient(None);
+    let job = t.h.jobs.remove(0);
+    t.h.complete(job.id, done_text("2"));
+    let span = t.span("tools/call add");
+    assert_eq!(span.parent_span_id.to_string(), PARENT_SPAN);
+    let links: Vec<_> = span.links.iter().collect();
+    assert_eq!(links.len(), 1, "{links:?}");
+    assert_eq!(links[0].span_context.trace_id().to_string(), ambient_trace);
+    assert_eq!(links[0].span_context.span_id().to_string(), ambient_span);
+    // The next request, without one, has no link.
+    t.h.request(json!({"jsonrpc":"2.0","id":12,"method":"tools/list"}));
+    assert_eq!(t.span("tools/list").links.len(), 0);
+}
+
+#[test]
+fn the_call_context_names_the_calls_span_and_a_child_span_is_its_child() {
+    let mut t = Traced::initialized(Peer::default());
+    t.h.send(call(
+        13,
+        json!({"traceparent": format!("00-{PARENT_TRACE}-{PARENT_SPAN}-01")}),
+    ));
+    let job = t.h.jobs.remove(0);
+    let ids = job.context.trace.clone().expect("the call's span");
+    assert_eq!(ids.trace_id(), PARENT_TRACE);
+    let mut children = mcp_core::telemetry::children::Children::default();
+    use mcp_core::telemetry::children::Value as V;
+    assert!(children.open(
+        &t.telemetry,
+        &ids,
+        "outer".into(),
+        vec![("n".into(), V::Int(3))]
+    ));
+    assert!(children.open(&t.telemetry, &ids, "inner".into(), Vec::new()));
+    assert!(children.annotate(vec![("ok".into(), V::Bool(true))], None));
+    children.close(Some("boom".into()));
+    children.close(None);
+    assert!(children.is_empty());
+    let mut out = Vec::new();
+    t.h.engine.on_span_annotate(
+        job.id,
+        vec![opentelemetry::KeyValue::new("rows", 5_i64)],
+        None,
+    );
+    t.h.collect(std::mem::take(&mut out));
+    t.h.complete(job.id, done_text("2"));
+    let call_span = t.span("tools/call add");
+    assert_eq!(attribute(&call_span, "rows"), Some(OtelValue::I64(5)));
+    let outer = t.span("outer");
+    let inner = t.span("inner");
+    assert_eq!(outer.span_kind, SpanKind::Internal);
+    assert_eq!(outer.parent_span_id, call_span.span_context.span_id());
+    assert_eq!(inner.parent_span_id, outer.span_context.span_id());
+    assert_eq!(inner.span_context.trace_id().to_string(), PARENT_TRACE);
+    assert_eq!(attribute(&outer, "n"), Some(OtelValue::I64(3)));
+    assert_eq!(attribute(&inner, "ok"), Some(OtelValue::Bool(true)));
+    assert_eq!(text(&inner, "error.type"), "r_error");
+    assert!(matches!(inner.status, Status::Error { .. }));
+    assert_eq!(outer.status, Status::Unset);
 }

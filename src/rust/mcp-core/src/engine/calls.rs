@@ -12,6 +12,7 @@ use crate::protocol::jsonrpc::{self, RequestId};
 use crate::protocol::logging::LogLevel;
 use crate::protocol::revision::Revision;
 use crate::stores::tasks;
+use crate::telemetry::RequestSpan;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
@@ -243,6 +244,7 @@ impl Engine {
             self.direct_calls += 1;
             self.by_request.insert(new.request_id.clone(), new.job);
         }
+        let trace = self.spans.get(&new.request_id).map(RequestSpan::context);
         let mut job = Box::new(Job {
             id: new.job,
             tool: new.handler,
@@ -264,6 +266,8 @@ impl Engine {
                 task: new.task,
                 auth: self.auth.clone(),
                 task_later: new.task_later,
+                trace,
+                session_id: self.peer.session.clone(),
             },
         });
         job.read_small_arguments(&self.registry);

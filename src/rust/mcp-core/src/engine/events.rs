@@ -180,6 +180,15 @@ impl Engine {
                 state.revision,
             )));
         }
+        let asked = match &outcome {
+            Outcome::InputRequired { .. } => 1,
+            Outcome::InputsRequired(requests) => requests.len() as i64,
+            _ => 0,
+        };
+        if asked > 0 {
+            let count = opentelemetry::KeyValue::new("mcp.input_requests.count", asked);
+            self.span_event(&state.request_id, "input required", vec![count]);
+        }
         if let Outcome::TimedOut(limit) = &outcome {
             let seconds =
                 opentelemetry::KeyValue::new("mcp.time_limit.seconds", limit.as_secs_f64());
@@ -340,8 +349,24 @@ impl Engine {
                 state.last_progress = Some((update.progress, now));
                 // A held report is older than this one: it must not follow it.
                 state.pending_progress = None;
+                self.progress_event(job, &update);
             }
         }
+    }
+
+    /// A progress notification went out: an event on the call's span.
+    fn progress_event(&mut self, job: JobId, update: &Progress) {
+        if self.spans.is_empty() {
+            return;
+        }
+        let mut kv = vec![opentelemetry::KeyValue::new(
+            "mcp.progress",
+            update.progress,
+        )];
+        if let Some(total) = update.total {
+            kv.push(opentelemetry::KeyValue::new("mcp.progress.total", total));
+        }
+        self.job_span_event(job, "progress", kv);
     }
 
     /// A held-back progress report is due.
@@ -363,6 +388,7 @@ impl Engine {
                 state.revision,
             )));
             state.last_progress = Some((update.progress, now));
+            self.progress_event(job, &update);
         }
     }
 

@@ -280,6 +280,12 @@ impl Engine {
             }
             return self.task_changed(task_id, out);
         }
+        let methods: Vec<String> = prepared.iter().map(|(_, (m, _))| m.clone()).collect();
+        let kv = vec![opentelemetry::KeyValue::new(
+            "mcp.input_requests.methods",
+            methods.join(","),
+        )];
+        self.job_span_event(job, "input requested", kv);
         let mut pending = HashSet::new();
         for (key, (method, request)) in prepared {
             if let Some(task_id) = &task {
@@ -348,6 +354,11 @@ impl Engine {
             }
             (None, None) => Err("the client sent an empty answer".into()),
         };
+        let kv = vec![
+            opentelemetry::KeyValue::new("mcp.input_request.method", method.clone()),
+            opentelemetry::KeyValue::new("mcp.input_request.answered", answer.is_ok()),
+        ];
+        self.job_span_event(job, "input answered", kv);
         match answer {
             Ok(answer) => self.gather_answer(job, key, answer, out),
             Err(reason) => self.deliver_answer(job, Err(reason), out),

@@ -43,6 +43,11 @@ pub struct CallContext {
     /// Whether the call may still become a task of the 2026-07-28
     /// extension when the tool asks (see [`Engine::on_continue_as_task`]).
     pub task_later: bool,
+    /// The call's span (telemetry on and the request traced): the parent
+    /// of the spans R opens with `mcp_span()`.
+    pub trace: Option<crate::telemetry::SpanIds>,
+    /// The handshake-era HTTP session the call came in (`Mcp-Session-Id`).
+    pub session_id: Option<String>,
 }
 
 /// A `tools/call` for the R thread.

@@ -73,8 +73,10 @@ impl Engine {
         // A new session starts with no subscriptions.
         self.resource_subscriptions.clear();
         let offers = self.registry.offers();
+        self.end_session_span();
         self.session = Some(Session {
             revision,
+            started: std::time::Instant::now(),
             client_info: params.get("clientInfo").map(|info| Arc::new(info.clone())),
             capabilities: Arc::new(params["capabilities"].clone()),
             log_level,

@@ -6,7 +6,8 @@ use super::state::{Engine, Session};
 use super::wire::META_VERSION;
 use crate::protocol::jsonrpc::RequestId;
 use crate::telemetry::spans::Request;
-use crate::telemetry::RequestSpan;
+use crate::telemetry::{RequestSpan, Transport};
+use crate::util::ids::JobId;
 use opentelemetry::KeyValue;
 use serde_json::Value;
 
@@ -25,6 +26,7 @@ impl Engine {
         let version = protocol_version(method, params, self.session.as_ref());
         let request = Request {
             method,
+            ambient: self.ambient.as_ref(),
             id_json: id.as_json(),
             params,
             protocol_version: version.as_deref(),
@@ -34,36 +36,115 @@ impl Engine {
         self.spans.insert(id.clone(), span);
     }
 
-    /// Ends the span of request `id` with the response it is sent.
+    /// Ends the span of request `id` with the response it is sent: what
+    /// is read from the response here is cheap, and the rest is done on
+    /// the export thread.
     pub(super) fn end_span(&mut self, id: &RequestId, response: &str) {
         if self.spans.is_empty() {
             return;
         }
-        if let Some(mut span) = self.spans.remove(id) {
-            if let Some(version) = negotiated(response) {
-                span.set(KeyValue::new("mcp.protocol.version", version));
-            }
-            span.end_with(response);
-        }
+        let (Some(span), Some(telemetry)) = (self.spans.remove(id), &self.config.telemetry) else {
+            return;
+        };
+        // Only an `initialize` response is searched for the revision.
+        let version = span.is_initialize().then(|| negotiated(response)).flatten();
+        telemetry.end(span.ending(response, id.as_json(), version));
     }
 
     /// Ends the span of request `id`, which gets no response.
     pub(super) fn end_span_unanswered(&mut self, id: &RequestId, why: &'static str) {
-        if let Some(span) = self.spans.remove(id) {
-            span.end_unanswered(why);
+        if let (Some(span), Some(telemetry)) = (self.spans.remove(id), &self.config.telemetry) {
+            telemetry.end(span.ending_unanswered(why));
         }
+    }
+
+    /// The handshake-era session ends (a new `initialize`, or the engine
+    /// goes): its duration is recorded.
+    pub(super) fn end_session_span(&mut self) {
+        let (Some(telemetry), Some(session)) = (&self.config.telemetry, &self.session) else {
+            return;
+        };
+        let mut kv = vec![
+            KeyValue::new("mcp.protocol.version", session.revision.as_str()),
+            KeyValue::new(
+                "network.transport",
+                match self.peer.transport {
+                    Transport::Pipe => "pipe",
+                    Transport::Tcp => "tcp",
+                },
+            ),
+        ];
+        if self.peer.transport == Transport::Tcp {
+            kv.push(KeyValue::new("network.protocol.name", "http"));
+        }
+        telemetry.session_ended(session.started.elapsed().as_secs_f64(), &kv);
     }
 
     /// Records an event on request `id`'s span.
     pub(super) fn span_event(&mut self, id: &RequestId, name: &'static str, kv: Vec<KeyValue>) {
+        if self.spans.is_empty() {
+            return;
+        }
         if let Some(span) = self.spans.get_mut(id) {
             span.event(name, kv);
+        }
+    }
+
+    /// The handler of `job` adds attributes to its request's span, or an
+    /// event with them (`mcp_span_annotate()` in R).
+    pub fn on_span_annotate(
+        &mut self,
+        job: JobId,
+        attributes: Vec<KeyValue>,
+        event: Option<String>,
+    ) {
+        let Some(state) = self.jobs.get(&job) else {
+            return;
+        };
+        if let Some(span) = self.spans.get_mut(&state.request_id) {
+            match event {
+                Some(name) => span.event(name, attributes),
+                None => span.set_all(attributes),
+            }
+        }
+    }
+
+    /// The HTTP request whose message is handled next carried this trace
+    /// context in its headers (`None` again after it).
+    pub fn set_ambient(&mut self, ambient: Option<crate::telemetry::Ambient>) {
+        if self.config.telemetry.is_some() {
+            self.ambient = ambient;
+        }
+    }
+
+    /// The session ends with the server: its duration is recorded now,
+    /// while the export thread can still send it.
+    pub fn end_session(&mut self) {
+        self.end_session_span();
+        self.session = None;
+    }
+
+    /// Records an event on the span of the request `job` serves.
+    pub(super) fn job_span_event(&mut self, job: JobId, name: &'static str, kv: Vec<KeyValue>) {
+        if self.spans.is_empty() {
+            return;
+        }
+        if let Some(id) = self.jobs.get(&job).map(|s| s.request_id.clone()) {
+            self.span_event(&id, name, kv);
         }
     }
 
     /// The trace and span ids of request `id`'s span, if it has one.
     pub fn trace_ids(&self, id: &RequestId) -> Option<(String, String)> {
         self.spans.get(id).map(RequestSpan::ids)
+    }
+}
+
+impl Drop for Engine {
+    /// An engine goes with its session (an HTTP session's end, DELETE or
+    /// expiry): the session's duration is recorded.
+    fn drop(&mut self) {
+        self.end_session_span();
     }
 }
 

@@ -26,6 +26,8 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 pub(super) struct Session {
     pub(super) revision: Revision,
+    /// When `initialize` started it (for `mcp.server.session.duration`).
+    pub(super) started: std::time::Instant,
     pub(super) client_info: Option<Arc<Value>>,
     /// The client's capabilities from `initialize`.
     pub(super) capabilities: Arc<Value>,
@@ -92,6 +94,9 @@ pub struct Engine {
     /// The spans of requests not answered yet (telemetry on only): as many
     /// as requests in flight, which the queue limits bound.
     pub(super) spans: HashMap<RequestId, RequestSpan>,
+    /// The trace context of the HTTP request being read, if it had one
+    /// (set only while that request's message is handled).
+    pub(super) ambient: Option<crate::telemetry::Ambient>,
 }
 
 /// What the engines of one server share (see [`Engine::sharing`]).
@@ -169,6 +174,7 @@ impl Engine {
             owner: None,
             peer: Peer::default(),
             spans: HashMap::new(),
+            ambient: None,
         }
     }
 

@@ -175,6 +175,8 @@ impl Engine {
         if self.by_request.get(&request_id) == Some(&job) {
             self.by_request.remove(&request_id);
         }
+        let kv = vec![opentelemetry::KeyValue::new("mcp.task.id", task_id.clone())];
+        self.span_event(&request_id, "task created", kv);
         let text = jsonrpc::success(&request_id, &body.to_string());
         self.respond(&request_id, text, out);
         self.arm_task_alarm(now, out);
@@ -238,6 +240,8 @@ impl Engine {
                 return None;
             }
         };
+        let kv = vec![opentelemetry::KeyValue::new("mcp.task.id", task_id.clone())];
+        self.span_event(id, "task created", kv);
         let text = jsonrpc::success(id, &body.to_string());
         self.respond(id, text, out);
         self.arm_task_alarm(now, out);

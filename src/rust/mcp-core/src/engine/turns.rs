@@ -140,6 +140,8 @@ mod tests {
                 task: None,
                 auth: None,
                 task_later: false,
+                trace: None,
+                session_id: None,
             },
         })
     }

@@ -1,11 +1,16 @@
-//! Export: finished spans wait in a bounded queue and a thread of their
-//! own sends them in batches over OTLP/HTTP protobuf, through a small
-//! hyper client on that thread's runtime.
+//! Export: requests' spans at their end wait in a bounded queue, and a
+//! thread of their own finishes them (attributes, status, the duration's
+//! measurement: [`super::spans::Ending::finish`]) and sends them in batches
+//! over OTLP/HTTP protobuf, through a small hyper client on that thread's
+//! runtime; every metric export interval, and when the server stops, it
+//! sends the metrics' aggregate too ([`super::metrics`]).
 //!
 //! Nothing here ever blocks the thread that ends a span: a span that finds
 //! the queue full is dropped and counted, and a collector that is slow or
 //! gone only delays the export thread (each send has a time limit).
 
+use super::metrics::Metrics;
+use super::spans::Ending;
 use crate::util::threads;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -13,13 +18,15 @@ use opentelemetry::Context;
 use opentelemetry_http::{HttpClient, HttpError, Request, Response};
 use opentelemetry_otlp::{Protocol, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::trace::{Span, SpanData, SpanExporter, SpanProcessor};
 use opentelemetry_sdk::Resource;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Finished spans held for export at most; more are dropped.
 pub const QUEUE_SIZE: usize = 2048;
@@ -32,9 +39,25 @@ const SEND_LIMIT: Duration = Duration::from_secs(10);
 /// The largest collector answer read.
 const MAX_ANSWER: usize = 64 * 1024;
 
+/// How often the metrics are sent when `OTEL_METRIC_EXPORT_INTERVAL`
+/// (milliseconds) does not say.
+pub const METRIC_INTERVAL: Duration = Duration::from_secs(60);
+
+/// The metric export interval `OTEL_METRIC_EXPORT_INTERVAL` asks for.
+pub fn metric_interval(var: impl Fn(&str) -> Option<String>) -> Duration {
+    var("OTEL_METRIC_EXPORT_INTERVAL")
+        .and_then(|ms| ms.trim().parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map_or(METRIC_INTERVAL, Duration::from_millis)
+}
+
 /// What the export thread is told.
 enum Message {
     Span(Box<SpanData>),
+    /// Requests' spans wait in [`Counts::endings`] (the first of a batch
+    /// sends this, the rest wait with it: one wake-up per batch, not per
+    /// span).
+    Ended,
     /// Export what is queued, then say so.
     Flush(SyncSender<()>),
 }
@@ -47,7 +70,15 @@ pub struct Counts {
     dropped_full: AtomicU64,
     dropped_export: AtomicU64,
     sender: Mutex<Option<SyncSender<Message>>>,
+    /// Requests' spans at their end, for the export thread to finish (at
+    /// most [`QUEUE_SIZE`]).
+    endings: Mutex<Vec<Ending>>,
 }
+
+/// How long the export thread lets requests' spans gather once the first
+/// of a batch woke it: the threads that end them (R's) then pay for one
+/// wake-up per batch.
+const GATHER: Duration = Duration::from_millis(2);
 
 /// A reading of [`Counts`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +91,41 @@ pub struct Snapshot {
 }
 
 impl Counts {
+    /// Hands a request's span at its end to the export thread, never
+    /// waiting: when the queue is full the span is dropped (its end, on
+    /// this thread, counts it as dropped).
+    pub fn end(&self, ending: Ending) {
+        let mut endings = self.endings.lock().unwrap_or_else(|p| p.into_inner());
+        if endings.len() >= QUEUE_SIZE {
+            drop(endings);
+            // Ended here (as dropping a span does), and counted if the
+            // queue of finished spans is full too.
+            return ending.finish(None);
+        }
+        let first = endings.is_empty();
+        endings.push(ending);
+        drop(endings);
+        if first {
+            let sender = self.sender.lock().ok().and_then(|s| s.clone());
+            match sender {
+                Some(sender) => {
+                    // Full: the export thread has messages to read and will
+                    // find these spans after them.
+                    let _ = sender.try_send(Message::Ended);
+                }
+                None => self.finish_endings(None),
+            }
+        }
+    }
+
+    /// Finishes the spans waiting in `endings` (on the export thread).
+    fn finish_endings(&self, metrics: Option<&Metrics>) {
+        let taken = std::mem::take(&mut *self.endings.lock().unwrap_or_else(|p| p.into_inner()));
+        for ending in taken {
+            ending.finish(metrics);
+        }
+    }
+
     pub fn snapshot(&self) -> Snapshot {
         let full = self.dropped_full.load(Ordering::Relaxed);
         Snapshot {
@@ -101,11 +167,28 @@ pub struct Batcher {
     counts: Arc<Counts>,
 }
 
+/// What the export thread sends metrics with, and how often.
+pub struct MetricExport<M> {
+    pub metrics: Arc<Metrics>,
+    /// `None`: measurements are made but not sent.
+    pub exporter: Option<M>,
+    pub interval: Duration,
+}
+
+thread_local! {
+    /// On the export thread, the spans it ended itself (finishing an
+    /// [`Ending`]): they join the batch there, ahead of any later flush,
+    /// rather than queueing behind it.
+    static ENDED_HERE: RefCell<Option<Vec<SpanData>>> = const { RefCell::new(None) };
+}
+
 impl Batcher {
-    /// A processor whose thread exports to `exporter`, with room for
-    /// `capacity` spans, describing them as `resource`; and its counts.
-    pub fn start(
+    /// A processor whose thread exports to `exporter` (and the metrics
+    /// with `metrics`), with room for `capacity` spans, describing them as
+    /// `resource`; and its counts.
+    pub fn start<M: PushMetricExporter>(
         mut exporter: impl SpanExporter + 'static,
+        metrics: MetricExport<M>,
         capacity: usize,
         resource: &Resource,
     ) -> (Batcher, Arc<Counts>) {
@@ -119,7 +202,7 @@ impl Batcher {
         let started = threads::spawn(
             "telemetry",
             |message| eprintln!("{}", threads::describe_panic("telemetry", &message)),
-            move || export_loop(exporter, receiver, &thread_counts),
+            move || export_loop(exporter, metrics, receiver, &thread_counts),
         );
         if let Err(e) = started {
             eprintln!("mcpserver: telemetry is off: its export thread could not start: {e}");
@@ -141,6 +224,17 @@ impl SpanProcessor for Batcher {
         if !span.span_context.is_sampled() {
             return;
         }
+        // On the export thread (a span it ended itself), straight into
+        // its batch.
+        let mut span = Some(span);
+        ENDED_HERE.with(|here| {
+            if let Some(batch) = here.borrow_mut().as_mut() {
+                batch.extend(span.take());
+            }
+        });
+        let Some(span) = span else {
+            return;
+        };
         let sender = self.counts.sender.lock().ok().and_then(|s| s.clone());
         let sent = match sender {
             Some(sender) => sender.try_send(Message::Span(Box::new(span))).is_ok(),
@@ -168,9 +262,15 @@ impl SpanProcessor for Batcher {
     fn set_resource(&mut self, _resource: &Resource) {}
 }
 
-/// The export thread: gathers batches and sends them on a runtime of its
-/// own (the hyper client needs one), until every sender is gone.
-fn export_loop(exporter: impl SpanExporter, receiver: Receiver<Message>, counts: &Counts) {
+/// The export thread: finishes the spans of requests, gathers batches and
+/// sends them, and the metrics every interval, on a runtime of its own
+/// (the hyper client needs one), until every sender is gone.
+fn export_loop<M: PushMetricExporter>(
+    exporter: impl SpanExporter,
+    metrics: MetricExport<M>,
+    receiver: Receiver<Message>,
+    counts: &Counts,
+) {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -181,32 +281,81 @@ fn export_loop(exporter: impl SpanExporter, receiver: Receiver<Message>, counts:
             return;
         }
     };
+    ENDED_HERE.with(|here| *here.borrow_mut() = Some(Vec::new()));
     let mut batch: Vec<SpanData> = Vec::with_capacity(BATCH_SIZE);
+    let mut batch_due: Option<Instant> = None;
+    let mut metrics_due = metrics
+        .exporter
+        .as_ref()
+        .map(|_| Instant::now() + metrics.interval);
     loop {
-        let message = if batch.is_empty() {
-            receiver.recv().map_err(|_| RecvTimeoutError::Disconnected)
-        } else {
-            receiver.recv_timeout(BATCH_DELAY)
+        let due = [batch_due, metrics_due].into_iter().flatten().min();
+        let message = match due {
+            None => receiver.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            Some(due) => receiver.recv_timeout(due.saturating_duration_since(Instant::now())),
         };
+        let mut flush = false;
         match message {
-            Ok(Message::Span(span)) => {
-                batch.push(*span);
-                if batch.len() >= BATCH_SIZE {
-                    send(&runtime, &exporter, &mut batch, counts);
-                }
+            Ok(Message::Span(span)) => batch.push(*span),
+            Ok(Message::Ended) => {
+                std::thread::sleep(GATHER);
+                finish_endings(counts, &metrics, &mut batch);
             }
             Ok(Message::Flush(done)) => {
+                finish_endings(counts, &metrics, &mut batch);
                 send(&runtime, &exporter, &mut batch, counts);
+                send_metrics(&runtime, &metrics);
                 let _ = done.try_send(());
             }
-            Err(RecvTimeoutError::Timeout) => send(&runtime, &exporter, &mut batch, counts),
+            Err(RecvTimeoutError::Timeout) => flush = true,
             Err(RecvTimeoutError::Disconnected) => {
+                finish_endings(counts, &metrics, &mut batch);
                 send(&runtime, &exporter, &mut batch, counts);
+                send_metrics(&runtime, &metrics);
                 let _ = exporter.shutdown();
                 return;
             }
         }
+        let now = Instant::now();
+        if batch.is_empty() {
+            batch_due = None;
+        } else if batch.len() >= BATCH_SIZE || (flush && batch_due.is_some_and(|d| d <= now)) {
+            send(&runtime, &exporter, &mut batch, counts);
+            batch_due = None;
+        } else if batch_due.is_none() {
+            batch_due = Some(now + BATCH_DELAY);
+        }
+        if metrics_due.is_some_and(|d| d <= now) {
+            send_metrics(&runtime, &metrics);
+            metrics_due = Some(now + metrics.interval);
+        }
     }
+}
+
+/// Finishes the requests' spans that wait, into `batch`.
+fn finish_endings<M>(counts: &Counts, metrics: &MetricExport<M>, batch: &mut Vec<SpanData>) {
+    counts.finish_endings(Some(&metrics.metrics));
+    ENDED_HERE.with(|here| {
+        if let Some(ended) = here.borrow_mut().as_mut() {
+            batch.append(ended);
+        }
+    });
+}
+
+/// Sends the metrics' aggregate so far (cumulative), if there is any and
+/// an exporter to send it with.
+fn send_metrics<M: PushMetricExporter>(
+    runtime: &tokio::runtime::Runtime,
+    metrics: &MetricExport<M>,
+) {
+    let Some(exporter) = &metrics.exporter else {
+        return;
+    };
+    let Some(aggregate) = metrics.metrics.collect() else {
+        return;
+    };
+    let _ = runtime
+        .block_on(async { tokio::time::timeout(SEND_LIMIT, exporter.export(&aggregate)).await });
 }
 
 fn send(
@@ -241,6 +390,29 @@ pub fn otlp_exporter(
         .with_timeout(SEND_LIMIT);
     if let Some(endpoint) = endpoint {
         builder = builder.with_endpoint(format!("{}/v1/traces", endpoint.trim_end_matches('/')));
+    }
+    if !headers.is_empty() {
+        builder = builder.with_headers(headers);
+    }
+    builder.build().map_err(|e| e.to_string())
+}
+
+/// The OTLP/HTTP protobuf metric exporter: to `endpoint` (a base,
+/// `/v1/metrics` is appended) with `headers`, or else as the environment
+/// says (`OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, then
+/// `OTEL_EXPORTER_OTLP_ENDPOINT`).
+pub fn otlp_metric_exporter(
+    endpoint: Option<&str>,
+    headers: HashMap<String, String>,
+) -> Result<opentelemetry_otlp::MetricExporter, String> {
+    let mut builder = opentelemetry_otlp::MetricExporter::builder()
+        .with_http()
+        .with_http_client(Hyper)
+        .with_protocol(Protocol::HttpBinary)
+        .with_timeout(SEND_LIMIT)
+        .with_temporality(opentelemetry_sdk::metrics::Temporality::Cumulative);
+    if let Some(endpoint) = endpoint {
+        builder = builder.with_endpoint(format!("{}/v1/metrics", endpoint.trim_end_matches('/')));
     }
     if !headers.is_empty() {
         builder = builder.with_headers(headers);

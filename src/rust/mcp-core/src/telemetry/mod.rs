@@ -15,16 +15,19 @@
 //! `util`, and it owns one thread (the exporter's), started through
 //! [`crate::util::threads`].
 
+pub mod children;
 pub mod export;
+pub mod metrics;
 pub mod spans;
 
 use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider, SpanExporter};
 use opentelemetry_sdk::Resource;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use spans::{Peer, RequestSpan, Transport};
+pub use spans::{Ambient, Ending, Peer, RequestSpan, SpanIds, Transport};
 
 /// The variable that turns every OpenTelemetry SDK off.
 pub const SDK_DISABLED: &str = "OTEL_SDK_DISABLED";
@@ -32,7 +35,11 @@ pub const SDK_DISABLED: &str = "OTEL_SDK_DISABLED";
 pub const ENDPOINT_VARS: &[&str] = &[
     "OTEL_EXPORTER_OTLP_ENDPOINT",
     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
 ];
+/// `none` here keeps the metrics from being sent (they are still not
+/// made for nothing: no exporter, no export).
+pub const METRICS_EXPORTER: &str = "OTEL_METRICS_EXPORTER";
 
 /// What R's `mcp_telemetry()` says; `None` fields fall back to the
 /// environment (and then to the SDK's defaults).
@@ -69,10 +76,12 @@ impl Settings {
     }
 }
 
-/// The running telemetry of one server: its tracer and its export queue.
+/// The running telemetry of one server: its tracer, its metrics and its
+/// export queue.
 pub struct Telemetry {
     provider: SdkTracerProvider,
     tracer: SdkTracer,
+    metrics: Arc<metrics::Metrics>,
     queue: Arc<export::Counts>,
 }
 
@@ -94,21 +103,59 @@ impl Telemetry {
         if !settings.enabled(|name| std::env::var(name).ok()) {
             return None;
         }
-        let headers = settings.headers.iter().cloned().collect();
-        match export::otlp_exporter(settings.endpoint.as_deref(), headers) {
-            Ok(exporter) => Some(Arc::new(Telemetry::with_exporter(settings, exporter))),
+        let headers: std::collections::HashMap<_, _> = settings.headers.iter().cloned().collect();
+        let endpoint = settings.endpoint.as_deref();
+        let spans = match export::otlp_exporter(endpoint, headers.clone()) {
+            Ok(exporter) => exporter,
             Err(e) => {
                 eprintln!("mcpserver: telemetry is off: {e}");
+                return None;
+            }
+        };
+        let wanted = std::env::var(METRICS_EXPORTER)
+            .map_or(true, |v| !v.trim().eq_ignore_ascii_case("none"));
+        let metrics = match wanted.then(|| export::otlp_metric_exporter(endpoint, headers)) {
+            Some(Ok(exporter)) => Some(exporter),
+            Some(Err(e)) => {
+                eprintln!("mcpserver: telemetry: metrics are not sent: {e}");
                 None
             }
-        }
+            None => None,
+        };
+        let interval = export::metric_interval(|name| std::env::var(name).ok());
+        Some(Arc::new(Telemetry::with_exporters(
+            settings, spans, metrics, interval,
+        )))
     }
 
-    /// Telemetry that hands finished spans to `exporter` (tests pass one
-    /// that keeps them).
+    /// Telemetry that hands finished spans to `exporter` and sends no
+    /// metrics (tests pass an exporter that keeps the spans).
     pub fn with_exporter(settings: &Settings, exporter: impl SpanExporter + 'static) -> Telemetry {
+        Telemetry::with_exporters(
+            settings,
+            exporter,
+            None::<opentelemetry_otlp::MetricExporter>,
+            export::METRIC_INTERVAL,
+        )
+    }
+
+    /// Telemetry that hands finished spans to `spans` and the metrics'
+    /// aggregate to `metrics` every `interval` (and when flushed).
+    pub fn with_exporters<M: PushMetricExporter>(
+        settings: &Settings,
+        spans: impl SpanExporter + 'static,
+        metrics: Option<M>,
+        interval: Duration,
+    ) -> Telemetry {
         let resource = resource(settings);
-        let (processor, queue) = export::Batcher::start(exporter, export::QUEUE_SIZE, &resource);
+        let measured = Arc::new(metrics::Metrics::new(resource.clone()));
+        let metric_export = export::MetricExport {
+            metrics: measured.clone(),
+            exporter: metrics,
+            interval,
+        };
+        let (processor, queue) =
+            export::Batcher::start(spans, metric_export, export::QUEUE_SIZE, &resource);
         let mut builder = SdkTracerProvider::builder()
             .with_span_processor(processor)
             .with_resource(resource);
@@ -122,12 +169,24 @@ impl Telemetry {
         Telemetry {
             provider,
             tracer,
+            metrics: measured,
             queue,
         }
     }
 
     pub fn tracer(&self) -> &SdkTracer {
         &self.tracer
+    }
+
+    /// Hands a request's span at its end to the export thread, which
+    /// finishes it and records the request's duration.
+    pub fn end(&self, ending: Ending) {
+        self.queue.end(ending);
+    }
+
+    /// A session lasted `seconds` (`mcp.server.session.duration`).
+    pub fn session_ended(&self, seconds: f64, attributes: &[opentelemetry::KeyValue]) {
+        self.metrics.session(seconds, attributes);
     }
 
     /// Spans exported so far, and dropped (the queue was full, or the
@@ -176,11 +235,46 @@ fn resource(settings: &Settings) -> Resource {
     builder.build()
 }
 
-/// Headers as `OTEL_EXPORTER_OTLP_HEADERS` writes them: `k1=v1,k2=v2`.
+/// Headers as `OTEL_EXPORTER_OTLP_HEADERS` writes them: `k1=v1,k2=v2`,
+/// each key and value URL-encoded (a comma in a value is `%2C`), so the
+/// text is split at commas first and each part decoded after.
 pub fn parse_headers(text: &str) -> Vec<(String, String)> {
     text.split(',')
         .filter_map(|pair| pair.split_once('='))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .map(|(k, v)| (percent_decoded(k.trim()), percent_decoded(v.trim())))
         .filter(|(k, _)| !k.is_empty())
         .collect()
+}
+
+/// One header as R hands it over, `name=value`: split at the first `=`
+/// only, the value taken as it is (commas and all).
+pub fn header_pair(text: &str) -> Option<(String, String)> {
+    let (name, value) = text.split_once('=')?;
+    let name = name.trim();
+    (!name.is_empty()).then(|| (name.to_string(), value.to_string()))
+}
+
+/// `%XX` escapes decoded; an escape that is not one (or decodes to bytes
+/// that are not UTF-8) is kept as written.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escape = (bytes[i] == b'%')
+            .then(|| text.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escape {
+            Some(byte) => {
+                out.push(byte);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
 }

@@ -14,6 +14,7 @@ use opentelemetry_sdk::trace::{SdkTracer, Span};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::net::SocketAddr;
+use std::time::{Instant, SystemTime};
 
 /// How the client reaches the server (`network.transport`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -37,6 +38,8 @@ pub struct Peer {
 /// What a span is started from: the request as the engine read it.
 pub struct Request<'a> {
     pub method: &'a str,
+    /// The HTTP request's own trace context, linked to.
+    pub ambient: Option<&'a Ambient>,
     /// The request id as JSON text (a string id keeps its quotes).
     pub id_json: &'a str,
     pub params: &'a Value,
@@ -45,9 +48,48 @@ pub struct Request<'a> {
     pub peer: &'a Peer,
 }
 
-/// The span of a request the engine has not answered yet.
+/// Where a request's span is in its trace: what `mcp_request()` reports,
+/// and the parent of the spans R opens inside the call (`mcp_span()`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpanIds(pub opentelemetry::trace::SpanContext);
+
+impl SpanIds {
+    /// The trace id, 32 hex digits.
+    pub fn trace_id(&self) -> String {
+        self.0.trace_id().to_string()
+    }
+
+    /// The span id, 16 hex digits.
+    pub fn span_id(&self) -> String {
+        self.0.span_id().to_string()
+    }
+
+    /// Whether the trace is sampled (its spans are exported).
+    pub fn sampled(&self) -> bool {
+        self.0.is_sampled()
+    }
+}
+
+/// The span of a request the engine has not answered yet, and what its
+/// duration's measurement will carry.
 pub struct RequestSpan {
     span: Span,
+    started: Instant,
+    metric: Vec<KeyValue>,
+    /// An `initialize`, whose response settles the revision.
+    initialize: bool,
+}
+
+/// A request's span at its end, as the engine hands it to the export
+/// thread: everything that costs (attributes, status, the span's data,
+/// the measurement) is done there, not on the thread that answered.
+pub struct Ending {
+    span: RequestSpan,
+    verdict: Verdict,
+    /// The revision `initialize` settled on.
+    version: Option<String>,
+    at: SystemTime,
+    seconds: f64,
 }
 
 /// `params._meta` as a carrier of the W3C trace context.
@@ -78,6 +120,39 @@ fn target<'a>(method: &str, params: &'a Value) -> Option<&'a str> {
         "tools/call" | "prompts/get" => params.get("name").and_then(Value::as_str),
         _ => None,
     }
+}
+
+/// The W3C trace context an HTTP request carried in its own headers
+/// (`traceparent`, `tracestate`): the transport's context, which the
+/// request's span links to (its parent is the one in `params._meta`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ambient {
+    pub traceparent: String,
+    pub tracestate: Option<String>,
+}
+
+struct AmbientCarrier<'a>(&'a Ambient);
+
+impl Extractor for AmbientCarrier<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        match key {
+            "traceparent" => Some(self.0.traceparent.as_str()),
+            "tracestate" => self.0.tracestate.as_deref(),
+            _ => None,
+        }
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        vec!["traceparent", "tracestate"]
+    }
+}
+
+/// The span context `ambient` names, if it names one well.
+pub fn link_of(ambient: &Ambient) -> Option<opentelemetry::trace::SpanContext> {
+    let context = TraceContextPropagator::new()
+        .extract_with_context(&Context::new(), &AmbientCarrier(ambient));
+    let span = context.span().span_context().clone();
+    span.is_valid().then_some(span)
 }
 
 /// `{mcp.method.name} {target}`, or the method alone.
@@ -147,6 +222,8 @@ pub enum Verdict {
     RpcError(i64, String),
     /// A tool result with `isError: true`.
     ToolError,
+    /// No response was sent: why (`cancelled`).
+    Unanswered(&'static str),
 }
 
 #[derive(Deserialize)]
@@ -169,7 +246,32 @@ struct ReplyResult {
 }
 
 /// Reads the verdict from a response's JSON text (what the engine writes).
-pub fn verdict(response: &str) -> Verdict {
+///
+/// The engine writes `{"jsonrpc":"2.0","id":<id>,` and then `"error":` or
+/// `"result":`; a tool result starts `{"content":[` and says `isError`
+/// after its content. So only an error is parsed (it is small), and a tool
+/// result is scanned for `],"isError":true` (unescaped quotes cannot occur
+/// inside a string, and the flag comes before `structuredContent`); any
+/// other shape is parsed whole.
+pub fn verdict(response: &str, id_json: &str) -> Verdict {
+    let head = "{\"jsonrpc\":\"2.0\",\"id\":";
+    let rest = response
+        .strip_prefix(head)
+        .and_then(|r| r.strip_prefix(id_json));
+    match rest {
+        Some(r) if r.starts_with(",\"error\":") => parsed_verdict(response),
+        Some(r) if r.starts_with(",\"result\":{\"content\":[") => match r.find("],\"isError\":") {
+            Some(at) if r[at..].starts_with("],\"isError\":true") => Verdict::ToolError,
+            Some(_) => Verdict::Ok,
+            None => parsed_verdict(response),
+        },
+        Some(r) if r.starts_with(",\"result\":") => Verdict::Ok,
+        _ => parsed_verdict(response),
+    }
+}
+
+/// The verdict of a response of a shape [`verdict`] does not know.
+fn parsed_verdict(response: &str) -> Verdict {
     match serde_json::from_str::<Reply>(response) {
         Ok(Reply {
             error: Some(error), ..
@@ -187,12 +289,22 @@ impl RequestSpan {
     /// `_meta` carries.
     pub fn start(tracer: &SdkTracer, request: &Request) -> RequestSpan {
         let parent = parent_of(request.params);
-        let span = tracer
+        let attributes = attributes(request);
+        let metric = super::metrics::operation_attributes(&attributes);
+        let mut builder = tracer
             .span_builder(span_name(request.method, request.params))
             .with_kind(SpanKind::Server)
-            .with_attributes(attributes(request))
-            .start_with_context(tracer, &parent);
-        RequestSpan { span }
+            .with_attributes(attributes);
+        if let Some(link) = request.ambient.and_then(link_of) {
+            builder = builder.with_links(vec![opentelemetry::trace::Link::with_context(link)]);
+        }
+        let span = builder.start_with_context(tracer, &parent);
+        RequestSpan {
+            span,
+            started: Instant::now(),
+            metric,
+            initialize: request.method == "initialize",
+        }
     }
 
     /// The trace and span ids, in hex (for R's `mcp_request()`).
@@ -204,9 +316,28 @@ impl RequestSpan {
         )
     }
 
+    /// Whether it is the span of an `initialize`.
+    pub fn is_initialize(&self) -> bool {
+        self.initialize
+    }
+
+    /// The span's place in its trace.
+    pub fn context(&self) -> SpanIds {
+        SpanIds(self.span.span_context().clone())
+    }
+
     /// Records something that happened during the request.
-    pub fn event(&mut self, name: &'static str, attributes: Vec<KeyValue>) {
+    pub fn event(
+        &mut self,
+        name: impl Into<std::borrow::Cow<'static, str>>,
+        attributes: Vec<KeyValue>,
+    ) {
         self.span.add_event(name, attributes);
+    }
+
+    /// Adds attributes the handler chose (`mcp_span_annotate()` in R).
+    pub fn set_all(&mut self, attributes: Vec<KeyValue>) {
+        self.span.set_attributes(attributes);
     }
 
     /// Adds an attribute learnt after the start (the negotiated revision).
@@ -214,35 +345,104 @@ impl RequestSpan {
         self.span.set_attribute(attribute);
     }
 
-    /// Ends the span with the response the client is sent.
-    pub fn end_with(mut self, response: &str) {
-        match verdict(response) {
-            Verdict::Ok => {}
-            Verdict::RpcError(code, message) => {
-                self.span
-                    .set_attribute(KeyValue::new("error.type", code.to_string()));
-                self.span
-                    .set_attribute(KeyValue::new("rpc.response.status_code", code.to_string()));
-                self.span.set_status(Status::error(message));
-            }
-            Verdict::ToolError => {
-                self.span
-                    .set_attribute(KeyValue::new("error.type", "tool_error"));
-                self.span
-                    .set_status(Status::error("the tool reported an error"));
-            }
-        }
-        self.span.end();
+    /// The span's end, now, with the response the client is sent (and
+    /// the revision `initialize` settled on): cheap, for the thread that
+    /// answers; [`Ending::finish`] does the rest.
+    pub fn ending(self, response: &str, id_json: &str, version: Option<String>) -> Ending {
+        let verdict = verdict(response, id_json);
+        self.ending_with(verdict, version)
     }
 
-    /// Ends the span of a request that gets no response (cancelled).
-    pub fn end_unanswered(mut self, why: &'static str) {
-        self.span.add_event(why, Vec::new());
-        self.span.end();
+    /// The span's end, now, for a request that gets no response (`why`:
+    /// it was cancelled).
+    pub fn ending_unanswered(self, why: &'static str) -> Ending {
+        self.ending_with(Verdict::Unanswered(why), None)
+    }
+
+    fn ending_with(self, verdict: Verdict, version: Option<String>) -> Ending {
+        let seconds = self.started.elapsed().as_secs_f64();
+        Ending {
+            span: self,
+            verdict,
+            version,
+            at: SystemTime::now(),
+            seconds,
+        }
+    }
+
+    /// Ends the span at once, on this thread (when no export thread can
+    /// take it).
+    pub fn end_with(self, response: &str, id_json: &str) {
+        self.ending(response, id_json, None).finish(None);
     }
 
     /// Whether the span's context came from the request (tests).
     pub fn has_remote_parent(params: &Value) -> bool {
         parent_of(params).span().span_context().is_remote()
+    }
+}
+
+impl Ending {
+    /// Sets the attributes and status the response decides, records the
+    /// request's duration in `metrics`, and ends the span when the request
+    /// was answered.
+    pub fn finish(self, metrics: Option<&super::metrics::Metrics>) {
+        let Ending {
+            span: request,
+            verdict,
+            version,
+            at,
+            seconds,
+        } = self;
+        let RequestSpan {
+            mut span,
+            mut metric,
+            ..
+        } = request;
+        if let Some(version) = version {
+            let kv = KeyValue::new("mcp.protocol.version", version);
+            metric.retain(|m| m.key != kv.key);
+            metric.push(kv.clone());
+            span.set_attribute(kv);
+        }
+        match verdict {
+            Verdict::Ok => {}
+            Verdict::RpcError(code, message) => {
+                let code = code.to_string();
+                let kv = [
+                    KeyValue::new("error.type", code.clone()),
+                    KeyValue::new("rpc.response.status_code", code),
+                ];
+                metric.extend(kv.iter().cloned());
+                span.set_attributes(kv);
+                span.set_status(Status::error(message));
+            }
+            Verdict::ToolError => {
+                let kv = KeyValue::new("error.type", "tool_error");
+                metric.push(kv.clone());
+                span.set_attribute(kv);
+                span.set_status(Status::error("the tool reported an error"));
+            }
+            Verdict::Unanswered(why) => {
+                let kv = KeyValue::new("error.type", why);
+                metric.push(kv.clone());
+                span.set_attribute(kv);
+                span.add_event(why, Vec::new());
+                span.set_status(Status::error(why));
+            }
+        }
+        if let Some(metrics) = metrics {
+            metrics.operation(seconds, &metric);
+        }
+        span.end_with_timestamp(at);
+    }
+}
+
+impl std::fmt::Debug for Ending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ending")
+            .field("verdict", &self.verdict)
+            .field("seconds", &self.seconds)
+            .finish_non_exhaustive()
     }
 }

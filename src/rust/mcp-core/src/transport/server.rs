@@ -832,10 +832,35 @@ impl Server {
         if let Some(mut guard) = self.guard.take() {
             guard.restore();
         }
-        // The last spans go to the collector (a bounded wait).
+        // The last spans go to the collector (a bounded wait), with the
+        // stdio session's duration.
         if let Some(telemetry) = &self.config.telemetry {
+            if let Some(slot) = &self.shared.stdio {
+                lock(&slot.engine).end_session();
+            }
             telemetry.finish();
         }
+    }
+
+    /// The running call `job` adds attributes (or an event) to its
+    /// request's span.
+    pub fn annotate_span(
+        &self,
+        job: JobId,
+        attributes: Vec<(String, crate::telemetry::children::Value)>,
+        event: Option<String>,
+    ) {
+        if self.in_forked_child() || self.config.telemetry.is_none() {
+            return;
+        }
+        let attributes = crate::telemetry::children::key_values(attributes);
+        self.shared
+            .step_job(job, |e, _out| e.on_span_annotate(job, attributes, event));
+    }
+
+    /// The server's telemetry, when it is on.
+    pub fn telemetry(&self) -> Option<&Arc<crate::telemetry::Telemetry>> {
+        self.config.telemetry.as_ref()
     }
 
     /// Spans exported and dropped so far, when telemetry is on.

@@ -667,9 +667,28 @@ impl Front {
 
     /// Hands one parsed message (or batch) to `slot`'s engine.
     pub fn inbound(&self, slot: &Arc<Slot>, request: Option<RequestId>, line: jsonrpc::Line) {
+        self.inbound_with(slot, request, line, None);
+    }
+
+    /// [`Front::inbound`] for a message whose HTTP request carried a trace
+    /// context in its headers (`ambient`): its spans link to it.
+    pub fn inbound_with(
+        &self,
+        slot: &Arc<Slot>,
+        request: Option<RequestId>,
+        line: jsonrpc::Line,
+        ambient: Option<crate::telemetry::Ambient>,
+    ) {
         self.shared
             .step_on(slot, Cause::Inbound(request), |e, out| {
-                e.on_parsed_line(line, out)
+                let linked = ambient.is_some();
+                if linked {
+                    e.set_ambient(ambient);
+                }
+                e.on_parsed_line(line, out);
+                if linked {
+                    e.set_ambient(None);
+                }
             });
     }
 

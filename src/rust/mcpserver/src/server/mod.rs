@@ -7,6 +7,7 @@
 mod asking;
 mod options;
 mod state;
+mod telemetry;
 mod text;
 
 use crate::check;
@@ -75,6 +76,11 @@ fn plan_one(spec: &Robj) -> Result<(mcp_core::protocol::tool::ToolDef, ToolCall)
     ))
 }
 
+/// A string, or `NULL`.
+fn optional_text(text: Option<&str>) -> Robj {
+    text.map_or_else(|| ().into(), Robj::from)
+}
+
 fn serving(server: Server, tools: HashMap<usize, ToolCall>) -> Robj {
     McpServer {
         server: Some(server),
@@ -84,6 +90,7 @@ fn serving(server: Server, tools: HashMap<usize, ToolCall>) -> Robj {
         worker_calls: RefCell::new(HashMap::new()),
         worker_answers: RefCell::new(HashMap::new()),
         nested: std::cell::Cell::new(false),
+        children: RefCell::new(Default::default()),
     }
     .into()
 }
@@ -456,6 +463,15 @@ impl McpServer {
                         .log_level
                         .map_or_else(|| ().into(), |l| Robj::from(l.as_str())),
                 ),
+                ("session_id", optional_text(context.session_id.as_deref())),
+                (
+                    "trace_id",
+                    optional_text(context.trace.as_ref().map(|t| t.trace_id()).as_deref()),
+                ),
+                (
+                    "span_id",
+                    optional_text(context.trace.as_ref().map(|t| t.span_id()).as_deref()),
+                ),
             ])
             .into())
         })();
@@ -464,6 +480,37 @@ impl McpServer {
                 "`mcp_request()` cannot describe this request: {e}."
             ))
         })
+    }
+
+    /// Opens a span named `name` inside call `job` (`mcp_span()`), with
+    /// `attributes` (a named list of single values); whether it is traced.
+    /// @noRd
+    fn span_open(&self, job: f64, name: &str, attributes: Robj) -> bool {
+        self.open_span(job as JobId, name, telemetry::value_of(&attributes))
+    }
+
+    /// Closes the innermost span `span_open()` opened; `error`: the
+    /// message of the R error that left it, or `NULL`.
+    /// @noRd
+    fn span_close(&self, error: Robj) {
+        self.close_span(r_text(&error));
+    }
+
+    /// Adds `attributes` (or, with `event` a string, an event with them)
+    /// to the innermost open span, else to call `job`'s span.
+    /// @noRd
+    fn span_annotate(&self, job: f64, attributes: Robj, event: Robj) {
+        self.annotate_span(
+            job as JobId,
+            telemetry::value_of(&attributes),
+            r_text(&event),
+        );
+    }
+
+    /// A span worker call `job` ran and reported (see `record_worker_span`).
+    /// @noRd
+    fn span_record(&self, job: f64, span: Robj) {
+        self.record_worker_span(job as JobId, telemetry::value_of(&span));
     }
 
     /// Asks the user for input through the client (`mcp_elicit()`): as

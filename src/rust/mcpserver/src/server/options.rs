@@ -61,7 +61,7 @@ fn telemetry_from(x: RValue, server_name: &str) -> Option<Arc<Telemetry>> {
         settings.sample = single_number(field(x, "sample"));
         settings.headers = strings(field(x, "headers"))
             .iter()
-            .flat_map(|pair| telemetry::parse_headers(pair))
+            .filter_map(|pair| telemetry::header_pair(pair))
             .collect();
     }
     if settings.service_name.is_none() && std::env::var_os("OTEL_SERVICE_NAME").is_none() {

@@ -41,16 +41,22 @@ pub struct McpServer {
     /// R runs calls while `mcp_client()` waits for this server (see
     /// `serving_nested()`): a call may not wait for its client's answers.
     pub(super) nested: std::cell::Cell<bool>,
+    /// The spans the running call opened with `mcp_span()`, innermost last.
+    pub(super) children: RefCell<mcp_core::telemetry::children::Children>,
 }
 
 impl McpServer {
     /// A call ends: nothing kept for it outlives it.
     pub(super) fn forget(&self, job: JobId) {
         let mut current = self.current.borrow_mut();
-        if current.as_ref().is_some_and(|running| running.id == job) {
+        let was_current = current.as_ref().is_some_and(|running| running.id == job);
+        if was_current {
             current.take();
         }
         drop(current);
+        if was_current {
+            self.end_open_spans();
+        }
         self.needs_input.borrow_mut().remove(&job);
         self.worker_calls.borrow_mut().remove(&job);
         self.worker_answers.borrow_mut().remove(&job);

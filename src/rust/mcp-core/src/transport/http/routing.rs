@@ -210,7 +210,7 @@ impl Hub {
         }
         let authorization = header_text(headers, header::AUTHORIZATION).map(str::to_string);
         let caller = match self.authorize(authorization.as_deref(), peer.ip()).await {
-            Ok(caller) => caller.at(peer),
+            Ok(caller) => caller.at(peer).traced(headers),
             Err(refusal) => return self.refused(refusal),
         };
         match *request.method() {
@@ -472,6 +472,7 @@ impl Hub {
         };
         let postbox = Arc::new(Postbox::default());
         let peer = caller.peer();
+        let caller_ambient = caller.ambient.clone();
         let slot = self
             .front
             .request_slot(postbox.clone(), caller.identity, caller.owner, peer);
@@ -491,7 +492,8 @@ impl Hub {
             OnDrop::new(move || front.cancel(&slot, &id))
         };
         let long_lived = method == "tools/call" || method == "subscriptions/listen";
-        self.front.inbound(&slot, Some(id), line);
+        self.front
+            .inbound_with(&slot, Some(id), line, caller_ambient.clone());
         let pending = Pending {
             rx,
             guard,
@@ -581,7 +583,8 @@ impl Hub {
         let ids = request_ids(&line);
         if ids.is_empty() {
             // Notifications and responses (answers to the server's requests).
-            self.front.inbound(&session.slot, None, line);
+            self.front
+                .inbound_with(&session.slot, None, line, caller.ambient.clone());
             return empty(StatusCode::ACCEPTED);
         }
         let opened = if accepts.sse {
@@ -600,7 +603,8 @@ impl Hub {
         let single = matches!(line, Line::Single(_));
         let long_lived = single && is_tool_call(&line);
         let cause = if single { ids.first().cloned() } else { None };
-        self.front.inbound(&session.slot, cause, line);
+        self.front
+            .inbound_with(&session.slot, cause, line, caller.ambient.clone());
         let pending = Pending {
             rx,
             guard,

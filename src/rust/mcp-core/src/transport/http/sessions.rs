@@ -36,12 +36,14 @@ impl Hub {
         }
         let postbox = Arc::new(Postbox::default());
         let peer = caller.peer();
+        let caller_ambient = caller.ambient.clone();
         let slot = self
             .front
             .session_slot(postbox.clone(), caller.identity, caller.owner, peer);
         let (tx, mut rx) = streams::stream();
         postbox.open(&id, tx);
-        self.front.inbound(&slot, Some(id.clone()), line);
+        self.front
+            .inbound_with(&slot, Some(id.clone()), line, caller_ambient);
         // `initialize` is answered at once, within the step above.
         let Ok(Piece::Final(answer, _)) = rx.try_recv() else {
             return rpc_error(

@@ -80,6 +80,8 @@ pub(super) struct Caller {
     pub(super) client: limits::Client,
     /// Where the request came from (for spans).
     pub(super) address: Option<std::net::SocketAddr>,
+    /// The W3C trace context in the request's headers (for span links).
+    pub(super) ambient: Option<crate::telemetry::Ambient>,
 }
 
 impl Caller {
@@ -95,12 +97,24 @@ impl Caller {
             owner,
             client: limits::Client::of(owner, peer),
             address: None,
+            ambient: None,
         }
     }
 
     /// The same caller, known to come from `address`.
     pub(super) fn at(mut self, address: std::net::SocketAddr) -> Caller {
         self.address = Some(address);
+        self
+    }
+
+    /// The same caller, its request carrying `traceparent` (and
+    /// `tracestate`) headers.
+    pub(super) fn traced(mut self, headers: &hyper::HeaderMap) -> Caller {
+        let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+        self.ambient = text("traceparent").map(|traceparent| crate::telemetry::Ambient {
+            traceparent: traceparent.to_string(),
+            tracestate: text("tracestate").map(str::to_string),
+        });
         self
     }
 
