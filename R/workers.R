@@ -202,7 +202,12 @@ wait_for_workers <- function(pool, ms) {
   if (length(pool$running) == 0) return(FALSE)
   connections <- lapply(pool$running, function(call) worker_connection(pool, call))
   if (any(vapply(connections, is.null, logical(1)))) return(FALSE)
-  tryCatch(socketSelect(unname(connections), write = FALSE, timeout = ms / 1000), error = function(e) NULL)
+  ready <- tryCatch(socketSelect(unname(connections), write = FALSE, timeout = ms / 1000), error = function(e) NULL)
+  # What the next look at the calls needs to know (see ready_to_collect()):
+  # nothing reads the connections before it.
+  if (identical(pool$backend, "psock") && length(ready) == length(connections)) {
+    pool$ready <- structure(ready, names = names(pool$running))
+  }
   TRUE
 }
 
@@ -334,9 +339,13 @@ workers_service <- function(server, pool) {
 
 # Which running calls may have news: on the server's own pool, those whose
 # worker's connection has something to read, found with one socketSelect()
-# for all of them; on a future backend every call (future looks itself).
+# for all of them (the one the server just waited in, if it did); on a
+# future backend every call (future looks itself).
 ready_to_collect <- function(pool) {
   keys <- names(pool$running)
+  known <- pool$ready
+  pool$ready <- NULL
+  if (!is.null(known) && identical(names(known), keys)) return(known)
   if (length(keys) == 0 || !identical(pool$backend, "psock")) {
     return(structure(rep(TRUE, length(keys)), names = keys))
   }
