@@ -50,6 +50,22 @@ client_connect_ <- function(url, token, header_names, header_values, max_message
 #' @noRd
 check_content_ <- function(block) .Call(wrap__check_content_, block)
 
+#' SIGINT held off on this thread (a worker's main thread, while it sends
+#' a report to the server: see `worker_relay()` in R/worker_process.R).
+#' R's socket writes wait in `R_SelectEx()`, which takes an interrupt even
+#' inside `suspendInterrupts()`: the server's SIGINT there cut a message
+#' short and left the server reading the rest for ever. Blocked, the signal
+#' waits in the kernel until `sigint_release_()`. Returns whether SIGINT
+#' was blocked already (then it is left so).
+#' @noRd
+sigint_hold_ <- function() .Call(wrap__sigint_hold_)
+
+#' Lets SIGINT in again after `sigint_hold_()`: one that came meanwhile
+#' reaches R's handler now, and R takes it at its next check, in the
+#' tool's code.
+#' @noRd
+sigint_release_ <- function() .Call(wrap__sigint_release_)
+
 #' Base64 text of a raw vector (for image, audio and blob content).
 #' @noRd
 base64_encode_ <- function(bytes) .Call(wrap__base64_encode_, bytes)

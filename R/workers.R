@@ -55,7 +55,9 @@ workers_start <- function(tools, workers, queue, limit, grace = 1) {
   pool$asking <- list()
   # Where cancel flags and run directories go (see mcp_cancelled() and
   # interrupt_if_running()): a place workers on this machine can see.
-  pool$flags <- tempfile("mcpserver-calls-", tmpdir = flags_root())
+  root <- flags_root()
+  remove_stale_flags(root)
+  pool$flags <- tempfile(flags_dir_name(), tmpdir = root)
   dir.create(pool$flags, showWarnings = FALSE)
   pool$calls <- 0L
   pool$runs <- 0L
@@ -68,6 +70,50 @@ workers_start <- function(tools, workers, queue, limit, grace = 1) {
 flags_root <- function() {
   shm <- "/dev/shm"
   if (dir.exists(shm) && file.access(shm, 2) == 0) shm else tempdir()
+}
+
+# A server's directory there is `mcpserver-calls-<pid namespace>-<pid>-<random>`.
+flags_prefix <- "mcpserver-calls-"
+
+flags_dir_name <- function() {
+  paste0(flags_prefix, pid_namespace(), "-", Sys.getpid(), "-")
+}
+
+# Which processes a pid names: /dev/shm may be shared by containers whose
+# pids are not. "0" where it cannot be told (no stale directory is removed
+# then).
+pid_namespace <- function() {
+  link <- suppressWarnings(Sys.readlink("/proc/self/ns/pid"))
+  digits <- sub("^pid:\\[([0-9]+)\\]$", "\\1", link)
+  if (length(digits) == 1 && grepl("^[0-9]+$", digits)) digits else "0"
+}
+
+# /dev/shm outlives processes: a server that crashed or was killed (no
+# workers_stop()) leaves its directory there until the machine restarts.
+# Removed as the next pool starts: only directories named by this scheme,
+# owned by this user, whose server ran in this pid namespace and is gone.
+# (In tempdir(), the fallback, R removes them with the session's directory.)
+remove_stale_flags <- function(root) {
+  namespace <- pid_namespace()
+  if (!identical(root, "/dev/shm") || namespace == "0") return(invisible(character()))
+  pattern <- paste0("^", flags_prefix, namespace, "-([0-9]+)-[0-9a-f]+$")
+  names <- list.files(root, pattern = pattern)
+  if (length(names) == 0) return(invisible(character()))
+  paths <- file.path(root, names)
+  info <- file.info(paths, extra_cols = TRUE)
+  pids <- as.integer(sub(pattern, "\\1", names))
+  stale <- info$isdir %in% TRUE & Sys.readlink(paths) == "" &
+    info$uname %in% Sys.info()[["effective_user"]] &
+    pids != Sys.getpid() & !vapply(pids, process_exists, logical(1))
+  unlink(paths[stale], recursive = TRUE)
+  invisible(paths[stale])
+}
+
+# Whether process `pid` runs (as any user): on Linux /proc says so without
+# asking for permission to signal it.
+process_exists <- function(pid) {
+  if (dir.exists("/proc/self")) return(dir.exists(file.path("/proc", pid)))
+  isTRUE(tools::pskill(pid, 0L))
 }
 
 concurrent_tools <- function(tools) {
@@ -156,7 +202,12 @@ wait_for_workers <- function(pool, ms) {
   if (length(pool$running) == 0) return(FALSE)
   connections <- lapply(pool$running, function(call) worker_connection(pool, call))
   if (any(vapply(connections, is.null, logical(1)))) return(FALSE)
-  tryCatch(socketSelect(unname(connections), write = FALSE, timeout = ms / 1000), error = function(e) NULL)
+  ready <- tryCatch(socketSelect(unname(connections), write = FALSE, timeout = ms / 1000), error = function(e) NULL)
+  # What the next look at the calls needs to know (see ready_to_collect()):
+  # nothing reads the connections before it.
+  if (identical(pool$backend, "psock") && length(ready) == length(connections)) {
+    pool$ready <- structure(ready, names = names(pool$running))
+  }
   TRUE
 }
 
@@ -258,6 +309,7 @@ future_launch <- function(call) {
 # One look at every running call, then start waiting ones on free workers.
 workers_service <- function(server, pool) {
   if (is.null(pool)) return(invisible())
+  ready <- ready_to_collect(pool)
   for (key in names(pool$running)) {
     call <- pool$running[[key]]
     if (!call$answered) {
@@ -266,7 +318,7 @@ workers_service <- function(server, pool) {
       interrupt_if_running(call)
       check_grace(call)
     }
-    if (check_done(server, pool, call)) pool$running[[key]] <- NULL
+    if (ready[[key]] && check_done(server, pool, call)) pool$running[[key]] <- NULL
   }
   for (key in names(pool$asking)) {
     if (check_answer(server, pool, pool$asking[[key]])) pool$asking[[key]] <- NULL
@@ -283,6 +335,26 @@ workers_service <- function(server, pool) {
     launch(server, pool, call)
   }
   invisible()
+}
+
+# Which running calls may have news: on the server's own pool, those whose
+# worker's connection has something to read, found with one socketSelect()
+# for all of them (the one the server just waited in, if it did); on a
+# future backend every call (future looks itself).
+ready_to_collect <- function(pool) {
+  keys <- names(pool$running)
+  known <- pool$ready
+  pool$ready <- NULL
+  if (!is.null(known) && identical(names(known), keys)) return(known)
+  if (length(keys) == 0 || !identical(pool$backend, "psock")) {
+    return(structure(rep(TRUE, length(keys)), names = keys))
+  }
+  connections <- lapply(pool$running, function(call) pool$nodes[[call$node]]$con)
+  ready <- tryCatch(
+    socketSelect(unname(connections), write = FALSE, timeout = 0),
+    error = function(e) rep(TRUE, length(keys))
+  )
+  structure(ready, names = keys)
 }
 
 # A cancelled call or one past its limit is answered at once, its cancel
@@ -311,7 +383,7 @@ check_stop <- function(server, pool, call) {
 # multisession, multicore, callr, a local cluster).
 interrupt_if_running <- function(call) {
   if (isTRUE(call$interrupt_wanted) && !isTRUE(call$interrupted) && runs_here(call) &&
-    dir.create(file.path(call$run_dir, "end"), showWarnings = FALSE)) {
+    dir.create(file.path(call$run_dir, "end"), showWarnings = FALSE, mode = dir_mode)) {
     call$interrupted <- TRUE
     tools::pskill(call$pid, tools::SIGINT)
     file.create(file.path(call$run_dir, "end", "sent"), showWarnings = FALSE)
@@ -681,14 +753,13 @@ psock_launch <- function(pool, call) {
 
 parallel_fun <- function(name) utils::getFromNamespace(name, "parallel")
 
-# Reads what worker `call$node` has sent, without waiting: reports are
-# relayed; the outcome, when it is there, is returned (list(outcome)); a
-# dead connection gives an error outcome and a fresh worker.
+# Reads what worker `call$node` has sent (its connection has something to
+# read: see ready_to_collect()): reports are relayed; the outcome, when it
+# is there, is returned (list(outcome)); a dead connection gives an error
+# outcome and a fresh worker. NULL while the call runs on.
 psock_collect <- function(server, pool, call) {
   node <- pool$nodes[[call$node]]
   repeat {
-    ready <- tryCatch(socketSelect(list(node$con), write = FALSE, timeout = 0), error = function(e) TRUE)
-    if (!isTRUE(ready)) return(NULL)
     msg <- tryCatch(pool$recv_data(node), error = function(e) e)
     if (inherits(msg, "error") || !is.list(msg)) {
       pool$busy[[call$node]] <- FALSE
@@ -700,12 +771,17 @@ psock_collect <- function(server, pool, call) {
     }
     if (identical(msg$tag, relay_tag)) {
       relay_report(server, call, msg$value)
+      if (!more_to_read(node)) return(NULL)
       next
     }
     pool$busy[[call$node]] <- FALSE
     outcome <- if (isTRUE(msg$success)) msg$value else simpleError(paste(unclass(msg$value), collapse = " "))
     return(list(outcome))
   }
+}
+
+more_to_read <- function(node) {
+  isTRUE(tryCatch(socketSelect(list(node$con), write = FALSE, timeout = 0), error = function(e) TRUE))
 }
 
 check_worker_options <- function(workers, queue, grace = 1) {

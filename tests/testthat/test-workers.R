@@ -543,6 +543,89 @@ test_that("an interrupt that reaches a worker after its tool returned breaks nei
   expect_false(any(vapply(client$log, function(e) grepl('"id":"late"', e$line, fixed = TRUE), logical(1))))
 })
 
+# The answer to `id`, reading the server's stderr meanwhile (a chatty
+# worker's lines would otherwise fill the pipe and stop the server); the
+# stderr text read.
+answer_reading_stderr <- function(client, id, timeout = 60) {
+  said <- character()
+  deadline <- Sys.time() + timeout
+  repeat {
+    client$proc$poll_io(200)
+    said <- c(said, client$proc$read_error())
+    lines <- client$proc$read_output_lines()
+    client$pending <- c(client$pending, lines)
+    done <- vapply(client$pending, function(l) grepl(sprintf('"id":"%s"', id), l, fixed = TRUE), logical(1))
+    if (any(done)) break
+    if (Sys.time() > deadline) stop("no answer to ", id)
+  }
+  answer <- jsonlite::fromJSON(client$pending[which(done)[[1]]], simplifyVector = FALSE)
+  client$pending <- character()
+  list(answer = answer, said = paste(said, collapse = ""))
+}
+
+test_that("a cancel that lands while a worker sends a long log message keeps its connection and the worker", {
+  # A long grace: the worker must come back on its own connection, not be
+  # killed and replaced. When sends were not shielded from interrupts, the
+  # cancel cut a message short, the server could not read the rest, and it
+  # replaced the worker ("the connection to worker 1 ... ended").
+  for (round in 1:3) {
+    client <- start_asking(workers = 1, grace = 120)
+    file <- withr::local_tempfile()
+    send_call(client, "loud", "shout", list(file = file))
+    pid <- wait_for_pid(file)
+    send(client, list(jsonrpc = "2.0", method = "notifications/cancelled", params = list(requestId = "loud")))
+    send_call(client, "next", "nap", list(seconds = 0))
+    got <- answer_reading_stderr(client, "next")
+    label <- paste("round", round)
+    expect_false(isTRUE(got$answer$result$isError), label = label)
+    expect_equal(got$answer$result$structuredContent$pid, pid, label = paste("the worker's pid,", label))
+    expect_no_match(got$said, "stopped unexpectedly|connection to worker", label = paste("the server's log,", label))
+    expect_equal(finish(client), 0)
+  }
+})
+
+test_that("as a pool starts, /dev/shm loses the directories of servers that are gone, and keeps all others", {
+  skip_if_not(dir.exists("/dev/shm") && file.access("/dev/shm", 2) == 0 && dir.exists("/proc/self"))
+  namespace <- mcpserver:::pid_namespace()
+  skip_if(namespace == "0", "the pid namespace cannot be told")
+  # A process that has ended, and one that runs.
+  gone <- processx::process$new(file.path(R.home("bin"), "Rscript"), c("-e", "NULL"))
+  gone$wait(20000)
+  dead <- gone$get_pid()
+  skip_if(dir.exists(file.path("/proc", dead)), "the ended process's id is in use again")
+  alive <- processx::process$new("sleep", "60")
+  withr::defer(alive$kill())
+  name <- function(ns, pid, tail) sprintf("mcpserver-calls-%s-%s-%s", ns, pid, tail)
+  paths <- file.path("/dev/shm", c(
+    stale = name(namespace, dead, "5ca1ed"),
+    running = name(namespace, alive$get_pid(), "5ca1ee"),
+    own = name(namespace, Sys.getpid(), "5ca1ef"),
+    other_namespace = name(if (namespace == "1") "2" else "1", dead, "5ca1f0"),
+    old_scheme = "mcpserver-calls-5ca1f1"
+  ))
+  names(paths) <- c("stale", "running", "own", "other_namespace", "old_scheme")
+  withr::defer(unlink(paths, recursive = TRUE))
+  for (path in paths) {
+    dir.create(path)
+    # A cancel flag and a run directory, as a call leaves them.
+    file.create(file.path(path, "1"))
+    dir.create(file.path(path, "1-run-1", "end"), recursive = TRUE)
+  }
+  # A plain file with a stale server's name is not the server's.
+  file <- file.path("/dev/shm", name(namespace, dead, "5ca1f2"))
+  file.create(file)
+  withr::defer(unlink(file))
+  removed <- mcpserver:::remove_stale_flags("/dev/shm")
+  expect_true(paths[["stale"]] %in% removed)
+  expect_false(dir.exists(paths[["stale"]]))
+  for (kept in names(paths)[-1]) expect_true(dir.exists(paths[[kept]]), label = kept)
+  expect_true(file.exists(file))
+  # Elsewhere (tempdir(), where the session's own directory is removed by R) nothing is looked at.
+  expect_length(mcpserver:::remove_stale_flags(tempdir()), 0)
+  # A pool's own directory is named by the scheme.
+  expect_match(basename(tempfile(mcpserver:::flags_dir_name())), sprintf("^mcpserver-calls-%s-%d-[0-9a-f]+$", namespace, Sys.getpid()))
+})
+
 test_that("worker_grace is checked", {
   expect_error(mcp_server(list(), worker_grace = -1), "`worker_grace` must be a number of seconds")
   expect_error(mcp_server(list(), worker_grace = NA), "`worker_grace` must be a number of seconds")
@@ -656,4 +739,35 @@ test_that("a worker says which it is, in mcp_request() and in the server's log",
   }
   expect_match(said, paste(label, "[info] hello from a worker"), fixed = TRUE)
   expect_match(said, paste(label, "printed by a worker"), fixed = TRUE)
+})
+
+test_that("what a worker prints reaches the server's log per call, a last line without newline and after a sink left open too", {
+  script <- server_script(c(
+    "partial <- function() { cat('no newline'); 'partial' }",
+    "leaves_sink <- function() { sink(tempfile()); cat('into its own sink\\n'); 'left' }",
+    "prints <- function(text) { cat(text, '\\n', sep = ''); Sys.getpid() }",
+    "mcp_server(list(",
+    "  tool(partial, 'Prints without a newline', name = 'partial', concurrent = TRUE),",
+    "  tool(leaves_sink, 'Leaves a sink open', name = 'leaves_sink', concurrent = TRUE),",
+    "  tool(prints, 'Prints', arguments = list(text = type_string()), name = 'prints', concurrent = TRUE)",
+    "), workers = 1)"
+  ))
+  client <- mcp_client(script)
+  withr::defer(mcp_close(client))
+  expect_equal(mcp_call(client, "partial")$text, "partial")
+  pid <- mcp_call(client, "prints", text = "first call after")$text
+  expect_equal(mcp_call(client, "leaves_sink")$text, "left")
+  expect_equal(mcp_call(client, "prints", text = "after the sink")$text, pid)
+  label <- sprintf("[worker 1, pid %s]", pid)
+  deadline <- Sys.time() + 10
+  repeat {
+    said <- client$process$stderr()
+    if (grepl("after the sink", said, fixed = TRUE) || Sys.time() > deadline) break
+    Sys.sleep(0.05)
+  }
+  lines <- strsplit(said, "\n", fixed = TRUE)[[1]]
+  expect_true(paste(label, "no newline") %in% lines)
+  expect_true(paste(label, "first call after") %in% lines)
+  expect_true(paste(label, "after the sink") %in% lines)
+  expect_no_match(said, "into its own sink", fixed = TRUE)
 })

@@ -3,6 +3,7 @@
 //! (and settles when the job ends first, so it cannot reach what R does
 //! next).
 
+use extendr_api::prelude::*;
 use mcp_core::engine::board::Interrupter;
 use std::os::raw::{c_int, c_void};
 use std::time::Duration;
@@ -94,4 +95,46 @@ pub fn r_interrupter() -> Interrupter {
     // SAFETY: pthread_self on R's main thread (the .Call runs there).
     let r_thread = unsafe { libc::pthread_self() };
     Interrupter::new(move || send_interrupt(r_thread), settle_interrupt)
+}
+
+/// SIGINT held off on this thread (a worker's main thread, while it sends
+/// a report to the server: see `worker_relay()` in R/worker_process.R).
+/// R's socket writes wait in `R_SelectEx()`, which takes an interrupt even
+/// inside `suspendInterrupts()`: the server's SIGINT there cut a message
+/// short and left the server reading the rest for ever. Blocked, the signal
+/// waits in the kernel until `sigint_release_()`. Returns whether SIGINT
+/// was blocked already (then it is left so).
+/// @noRd
+#[extendr]
+fn sigint_hold_() -> bool {
+    // SAFETY: plain signal-mask calls on local sets, for this thread only.
+    unsafe {
+        let mut sigint: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut sigint);
+        libc::sigaddset(&mut sigint, libc::SIGINT);
+        let mut before: libc::sigset_t = std::mem::zeroed();
+        libc::pthread_sigmask(libc::SIG_BLOCK, &sigint, &mut before);
+        libc::sigismember(&before, libc::SIGINT) == 1
+    }
+}
+
+/// Lets SIGINT in again after `sigint_hold_()`: one that came meanwhile
+/// reaches R's handler now, and R takes it at its next check, in the
+/// tool's code.
+/// @noRd
+#[extendr]
+fn sigint_release_() {
+    // SAFETY: as above.
+    unsafe {
+        let mut sigint: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut sigint);
+        libc::sigaddset(&mut sigint, libc::SIGINT);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &sigint, std::ptr::null_mut());
+    }
+}
+
+extendr_module! {
+    mod interrupt;
+    fn sigint_hold_;
+    fn sigint_release_;
 }

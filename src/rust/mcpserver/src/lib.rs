@@ -29,6 +29,7 @@ extendr_module! {
     use bridge;
     use client;
     use content;
+    use interrupt;
     use json;
     use resource;
     use result;
