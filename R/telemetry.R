@@ -29,8 +29,11 @@
 #' `OTEL_TRACES_SAMPLER` (with `OTEL_TRACES_SAMPLER_ARG`) apply as in any
 #' OpenTelemetry program. Arguments given here take precedence over them.
 #'
-#' Only names, ids and URIs are recorded: never a tool's arguments or
-#' results, bearer tokens or request state. The exporter speaks plain HTTP;
+#' Only names, ids and URIs are recorded, never bearer tokens or request
+#' state; a tool call's arguments and result only when `capture` asks for
+#' them (the conventions make `gen_ai.tool.call.arguments` and
+#' `gen_ai.tool.call.result` opt-in, and no environment variable turns
+#' them on). The exporter speaks plain HTTP;
 #' to reach a collector over TLS, send to a local OpenTelemetry Collector.
 #' See `vignette("telemetry", package = "mcpserver")`.
 #'
@@ -46,6 +49,13 @@
 #' @param sample The fraction of traces to keep, between 0 and 1; a request
 #'   whose parent was sampled is always kept. `NULL`: `OTEL_TRACES_SAMPLER`,
 #'   else every trace.
+#' @param capture What of a tool call's content its `tools/call` span
+#'   records: `"arguments"` (the attribute `gen_ai.tool.call.arguments`,
+#'   the call's `arguments` as JSON text) and/or `"result"`
+#'   (`gen_ai.tool.call.result`, the result object as JSON text, as sent).
+#'   Each text keeps at most 8192 bytes; a longer one is cut there and ends
+#'   with `...[truncated]`. Default: neither, as arguments and results may
+#'   hold personal or secret data.
 #' @param enabled `FALSE` turns telemetry off whatever the environment says.
 #' @return A list of class `mcp_telemetry`, for `mcp_server(telemetry = )`.
 #' @examples
@@ -56,7 +66,7 @@
 #' }
 #' @export
 mcp_telemetry <- function(endpoint = NULL, headers = NULL, service_name = NULL,
-                          sample = NULL, enabled = TRUE) {
+                          sample = NULL, capture = character(), enabled = TRUE) {
   if (!is.null(endpoint) && !(is_string(endpoint) && grepl("^https?://", endpoint))) {
     abort("`endpoint` must be NULL or a URL starting with http:// (or https://).")
   }
@@ -72,12 +82,16 @@ mcp_telemetry <- function(endpoint = NULL, headers = NULL, service_name = NULL,
     !is.na(sample) && sample >= 0 && sample <= 1)) {
     abort("`sample` must be NULL or a number between 0 and 1.")
   }
+  if (!is.character(capture) || anyNA(capture) || !all(capture %in% c("arguments", "result"))) {
+    abort('`capture` must be a character vector of "arguments" and/or "result".')
+  }
   if (!is_flag(enabled)) abort("`enabled` must be TRUE or FALSE.")
   structure(
     list(
       enabled = enabled, endpoint = endpoint,
       headers = if (!is.null(headers)) paste0(names(headers), "=", unname(headers)),
-      service_name = service_name, sample = if (!is.null(sample)) as.double(sample)
+      service_name = service_name, sample = if (!is.null(sample)) as.double(sample),
+      capture = unique(capture)
     ),
     class = "mcp_telemetry"
   )
@@ -96,6 +110,7 @@ print.mcp_telemetry <- function(x, ...) {
   cat("  headers:      ", paste(names, collapse = ", "), "\n", sep = "")
   cat("  service_name: ", x$service_name %||% "(from the environment, or the server's name)", "\n", sep = "")
   cat("  sample:       ", if (is.null(x$sample)) "(from the environment, or all)" else x$sample, "\n", sep = "")
+  cat("  capture:      ", if (length(x$capture)) paste(x$capture, collapse = ", ") else "(nothing)", "\n", sep = "")
   invisible(x)
 }
 

@@ -157,8 +157,10 @@ expect_joined_call_spans <- function(spans, transport) {
   expect_equal(echo$headers[["x-test"]], "yes")
   # A header value from R is sent as it is, commas and all.
   expect_equal(echo$headers[["x-list"]], "a,b=c")
-  # The tool's arguments and result stay out of the span.
+  # The tool's arguments and result stay out of the span (capture is off).
   expect_false(grepl("hi", paste(unlist(a), collapse = " ")))
+  expect_null(a[["gen_ai.tool.call.arguments"]])
+  expect_null(a[["gen_ai.tool.call.result"]])
   fail <- named(spans, "tools/call fail")
   expect_length(fail, 1)
   expect_equal(fail[[1]]$attributes[["error.type"]], "tool_error")
@@ -355,6 +357,50 @@ test_that("a tool's spans are children of its call's span, on R's thread and on 
   expect_equal(worker$events, list("halfway"))
   expect_true(worker$attributes[["app.done"]])
   expect_true(is.numeric(worker$attributes[["app.pid"]]))
+})
+
+test_that("capture = records a call's arguments and result as sent, bounded", {
+  skip_on_cran()
+  expect_error(mcp_telemetry(capture = "body"), "arguments")
+  expect_equal(mcp_telemetry(capture = c("result", "result"))$capture, "result")
+  receiver <- start_otlp_receiver()
+  code <- c(
+    "echo <- tool(function(text) paste('echo', text), 'Echo', arguments = list(text = type_string()), name = 'echo')",
+    sprintf(
+      "mcp_server(list(echo), name = 'otel-test',
+         telemetry = mcp_telemetry(endpoint = '%s', capture = c('arguments', 'result')))",
+      receiver$endpoint
+    )
+  )
+  client <- start_server(server_script(code))
+  initialize(client)
+  sent <- '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"h\\u00e9 \\"there\\""}}}'
+  send_line(client, sent)
+  small <- receive(client)
+  big <- call_tool(client, 3, "echo", list(text = strrep("\u00e9", 6000)))
+  expect_equal(finish(client), 0)
+  spans <- received_spans(receiver, function(s) length(named(s, "tools/call echo")) >= 2)
+  calls <- named(spans, "tools/call echo")
+  expect_length(calls, 2)
+  ids <- vapply(calls, function(s) s$attributes[["jsonrpc.request.id"]], "")
+  a <- calls[[match("2", ids)]]$attributes
+  expect_equal(
+    jsonlite::fromJSON(a[["gen_ai.tool.call.arguments"]], simplifyVector = FALSE),
+    list(text = "h\u00e9 \"there\"")
+  )
+  expect_equal(
+    jsonlite::fromJSON(a[["gen_ai.tool.call.result"]], simplifyVector = FALSE),
+    small$result
+  )
+  expect_equal(small$result$content[[1]]$text, "echo h\u00e9 \"there\"")
+  # Longer than 8192 bytes: cut at a character's boundary, marked.
+  b <- calls[[match("3", ids)]]$attributes
+  for (text in c(b[["gen_ai.tool.call.arguments"]], b[["gen_ai.tool.call.result"]])) {
+    expect_match(text, "...[truncated]", fixed = TRUE)
+    expect_lte(nchar(text, "bytes"), 8192 + nchar("...[truncated]"))
+    expect_true(validUTF8(text))
+  }
+  expect_true(startsWith(b[["gen_ai.tool.call.arguments"]], '{"text":"\u00e9\u00e9'))
 })
 
 test_that("without telemetry, mcp_span() runs its code and mcp_request() has no trace", {

@@ -660,3 +660,29 @@ fn the_call_context_names_the_calls_span_and_a_child_span_is_its_child() {
     assert!(matches!(inner.status, Status::Error { .. }));
     assert_eq!(outer.status, Status::Unset);
 }
+
+#[test]
+fn captured_text_is_bounded_at_a_character_boundary() {
+    use mcp_core::telemetry::spans::{bounded, CAPTURE_LIMIT, TRUNCATED};
+    assert_eq!(bounded("{\"x\":1}"), "{\"x\":1}");
+    let long = "é".repeat(CAPTURE_LIMIT); // two bytes each
+    let cut = bounded(&long);
+    assert!(cut.ends_with(TRUNCATED));
+    let kept = cut.strip_suffix(TRUNCATED).unwrap();
+    assert!(kept.len() <= CAPTURE_LIMIT && kept.len() > CAPTURE_LIMIT - 2);
+    assert!(kept.chars().all(|c| c == 'é'));
+}
+
+#[test]
+fn result_text_is_the_result_as_written() {
+    use mcp_core::telemetry::spans::result_text;
+    let written = r#"{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"}"}],"isError":false}}"#;
+    assert_eq!(
+        result_text(written, "\"a\"").unwrap(),
+        r#"{"content":[{"type":"text","text":"}"}],"isError":false}"#
+    );
+    // Another shape is parsed.
+    let other = r#"{"id":1,"jsonrpc":"2.0","result":{"ok":true}}"#;
+    assert_eq!(result_text(other, "1").unwrap(), r#"{"ok":true}"#);
+    assert!(result_text(r#"{"jsonrpc":"2.0","id":1,"error":{"code":1}}"#, "1").is_none());
+}

@@ -232,12 +232,12 @@ impl Engine {
         let (params, raw) = match read_params(method, raw.as_deref()) {
             Ok(read) => read,
             Err(e) => {
-                self.begin_span(&id, method, &Value::Null);
+                self.begin_span(&id, method, &Value::Null, None);
                 let text = invalid_params(&id, &format!("params could not be read: {e}"));
                 return self.respond(&id, text, out);
             }
         };
-        self.begin_span(&id, method, &params);
+        self.begin_span(&id, method, &params, raw.arguments.as_deref());
         let modern_version = params
             .get("_meta")
             .and_then(|m| m.get(META_VERSION))

@@ -16,7 +16,14 @@ const MAX_SPANS: usize = 10_000;
 
 impl Engine {
     /// Starts the span of request `id`, if telemetry is on.
-    pub(super) fn begin_span(&mut self, id: &RequestId, method: &str, params: &Value) {
+    /// `arguments`: a tool call's, as written, when kept out of `params`.
+    pub(super) fn begin_span(
+        &mut self,
+        id: &RequestId,
+        method: &str,
+        params: &Value,
+        arguments: Option<&str>,
+    ) {
         let Some(telemetry) = &self.config.telemetry else {
             return;
         };
@@ -29,10 +36,11 @@ impl Engine {
             ambient: self.ambient.as_ref(),
             id_json: id.as_json(),
             params,
+            arguments,
             protocol_version: version.as_deref(),
             peer: &self.peer,
         };
-        let span = RequestSpan::start(telemetry.tracer(), &request);
+        let span = RequestSpan::start(telemetry.tracer(), &request, telemetry.capture());
         self.spans.insert(id.clone(), span);
     }
 

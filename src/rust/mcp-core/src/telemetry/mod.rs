@@ -27,7 +27,7 @@ use opentelemetry_sdk::Resource;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use spans::{Ambient, Ending, Peer, RequestSpan, SpanIds, Transport};
+pub use spans::{Ambient, Capture, Ending, Peer, RequestSpan, SpanIds, Transport};
 
 /// The variable that turns every OpenTelemetry SDK off.
 pub const SDK_DISABLED: &str = "OTEL_SDK_DISABLED";
@@ -58,6 +58,9 @@ pub struct Settings {
     /// The fraction of traces sampled, parent-based (a sampled parent is
     /// always followed).
     pub sample: Option<f64>,
+    /// What of a tool call's content spans record (nothing by default;
+    /// only R asks for more, never the environment).
+    pub capture: Capture,
 }
 
 impl Settings {
@@ -83,6 +86,7 @@ pub struct Telemetry {
     tracer: SdkTracer,
     metrics: Arc<metrics::Metrics>,
     queue: Arc<export::Counts>,
+    capture: Capture,
 }
 
 impl std::fmt::Debug for Telemetry {
@@ -171,11 +175,17 @@ impl Telemetry {
             tracer,
             metrics: measured,
             queue,
+            capture: settings.capture,
         }
     }
 
     pub fn tracer(&self) -> &SdkTracer {
         &self.tracer
+    }
+
+    /// What of a tool call's content its span records.
+    pub fn capture(&self) -> Capture {
+        self.capture
     }
 
     /// Hands a request's span at its end to the export thread, which

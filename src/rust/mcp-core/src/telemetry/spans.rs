@@ -3,8 +3,10 @@
 //! parent (the W3C context in `params._meta`), and how its response sets
 //! `error.type` and the status.
 //!
-//! Only names, ids and URIs are recorded: never arguments, results,
-//! tokens or request state.
+//! Only names, ids and URIs are recorded: never tokens or request state,
+//! and a tool call's arguments and result only when the server opted in
+//! ([`Capture`], as the conventions' `gen_ai.tool.call.arguments` and
+//! `gen_ai.tool.call.result` are opt-in), bounded in size.
 
 use opentelemetry::propagation::{Extractor, TextMapPropagator};
 use opentelemetry::trace::{Span as _, SpanKind, Status, TraceContextExt, Tracer as _};
@@ -43,9 +45,57 @@ pub struct Request<'a> {
     /// The request id as JSON text (a string id keeps its quotes).
     pub id_json: &'a str,
     pub params: &'a Value,
+    /// A tool call's `arguments` as the client wrote them, when they were
+    /// kept as text (not in `params`).
+    pub arguments: Option<&'a str>,
     /// The revision the request is served in, if known.
     pub protocol_version: Option<&'a str>,
     pub peer: &'a Peer,
+}
+
+/// What of a tool call's content its span records (the conventions'
+/// opt-in attributes); nothing by default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Capture {
+    /// `gen_ai.tool.call.arguments`: the call's `arguments`, as JSON.
+    pub arguments: bool,
+    /// `gen_ai.tool.call.result`: the call's result, as JSON.
+    pub result: bool,
+}
+
+/// The most bytes of JSON text a captured attribute keeps; longer text is
+/// cut there (at a character's boundary) and ends with [`TRUNCATED`].
+pub const CAPTURE_LIMIT: usize = 8192;
+/// What ends a captured text that was cut.
+pub const TRUNCATED: &str = "...[truncated]";
+
+/// `text`, or its first [`CAPTURE_LIMIT`] bytes and [`TRUNCATED`].
+pub fn bounded(text: &str) -> String {
+    if text.len() <= CAPTURE_LIMIT {
+        return text.to_string();
+    }
+    let mut end = CAPTURE_LIMIT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{TRUNCATED}", &text[..end])
+}
+
+/// The `result` member of a response's JSON text, as it was written:
+/// the engine writes `{"jsonrpc":"2.0","id":<id>,"result":...}`, so the
+/// text between is taken without parsing; another shape is parsed.
+pub fn result_text<'a>(response: &'a str, id_json: &str) -> Option<std::borrow::Cow<'a, str>> {
+    let head = "{\"jsonrpc\":\"2.0\",\"id\":";
+    let written = response
+        .strip_prefix(head)
+        .and_then(|r| r.strip_prefix(id_json))
+        .and_then(|r| r.strip_prefix(",\"result\":"))
+        .and_then(|r| r.strip_suffix('}'));
+    if let Some(result) = written {
+        return Some(std::borrow::Cow::Borrowed(result));
+    }
+    let value: Value = serde_json::from_str(response).ok()?;
+    value.get("result").map(|r| std::borrow::Cow::Owned(r.to_string()))
 }
 
 /// Where a request's span is in its trace: what `mcp_request()` reports,
@@ -78,6 +128,8 @@ pub struct RequestSpan {
     metric: Vec<KeyValue>,
     /// An `initialize`, whose response settles the revision.
     initialize: bool,
+    /// A tool call whose result the span records (opted in).
+    capture_result: bool,
 }
 
 /// A request's span at its end, as the engine hands it to the export
@@ -88,6 +140,8 @@ pub struct Ending {
     verdict: Verdict,
     /// The revision `initialize` settled on.
     version: Option<String>,
+    /// The tool call's result, bounded, when it is captured.
+    result: Option<String>,
     at: SystemTime,
     seconds: f64,
 }
@@ -287,10 +341,21 @@ fn parsed_verdict(response: &str) -> Verdict {
 impl RequestSpan {
     /// Starts the SERVER span of `request`, a child of the context its
     /// `_meta` carries.
-    pub fn start(tracer: &SdkTracer, request: &Request) -> RequestSpan {
+    pub fn start(tracer: &SdkTracer, request: &Request, capture: Capture) -> RequestSpan {
         let parent = parent_of(request.params);
-        let attributes = attributes(request);
+        let mut attributes = attributes(request);
         let metric = super::metrics::operation_attributes(&attributes);
+        let tool_call = request.method == "tools/call";
+        if tool_call && capture.arguments {
+            let text = match (request.arguments, request.params.get("arguments")) {
+                (Some(written), _) => Some(bounded(written)),
+                (None, Some(read)) => Some(bounded(&read.to_string())),
+                (None, None) => None,
+            };
+            if let Some(text) = text {
+                attributes.push(KeyValue::new("gen_ai.tool.call.arguments", text));
+            }
+        }
         let mut builder = tracer
             .span_builder(span_name(request.method, request.params))
             .with_kind(SpanKind::Server)
@@ -304,6 +369,7 @@ impl RequestSpan {
             started: Instant::now(),
             metric,
             initialize: request.method == "initialize",
+            capture_result: tool_call && capture.result,
         }
     }
 
@@ -350,7 +416,14 @@ impl RequestSpan {
     /// answers; [`Ending::finish`] does the rest.
     pub fn ending(self, response: &str, id_json: &str, version: Option<String>) -> Ending {
         let verdict = verdict(response, id_json);
-        self.ending_with(verdict, version)
+        let result = self
+            .capture_result
+            .then(|| result_text(response, id_json))
+            .flatten()
+            .map(|text| bounded(&text));
+        let mut ending = self.ending_with(verdict, version);
+        ending.result = result;
+        ending
     }
 
     /// The span's end, now, for a request that gets no response (`why`:
@@ -365,6 +438,7 @@ impl RequestSpan {
             span: self,
             verdict,
             version,
+            result: None,
             at: SystemTime::now(),
             seconds,
         }
@@ -391,6 +465,7 @@ impl Ending {
             span: request,
             verdict,
             version,
+            result,
             at,
             seconds,
         } = self;
@@ -404,6 +479,9 @@ impl Ending {
             metric.retain(|m| m.key != kv.key);
             metric.push(kv.clone());
             span.set_attribute(kv);
+        }
+        if let Some(result) = result {
+            span.set_attribute(KeyValue::new("gen_ai.tool.call.result", result));
         }
         match verdict {
             Verdict::Ok => {}

@@ -45,7 +45,8 @@ pub fn config_from(options: RValue) -> Config {
 /// Telemetry as `mcp_server(telemetry = )` asks (checked there): `NULL`
 /// leaves it to the OpenTelemetry environment variables; a list (from
 /// `mcp_telemetry()`) with `enabled`, `endpoint`, `headers` (`"name=value"`
-/// strings), `service_name` and `sample` turns it on (or, with `enabled`
+/// strings), `service_name`, `sample` and `capture` (`"arguments"`,
+/// `"result"`) turns it on (or, with `enabled`
 /// false, off). The service is named after the server unless
 /// `OTEL_SERVICE_NAME` or R names it.
 fn telemetry_from(x: RValue, server_name: &str) -> Option<Arc<Telemetry>> {
@@ -63,6 +64,11 @@ fn telemetry_from(x: RValue, server_name: &str) -> Option<Arc<Telemetry>> {
             .iter()
             .filter_map(|pair| telemetry::header_pair(pair))
             .collect();
+        let capture = strings(field(x, "capture"));
+        settings.capture = telemetry::Capture {
+            arguments: capture.iter().any(|c| c == "arguments"),
+            result: capture.iter().any(|c| c == "result"),
+        };
     }
     if settings.service_name.is_none() && std::env::var_os("OTEL_SERVICE_NAME").is_none() {
         settings.service_name = Some(server_name.to_string());
