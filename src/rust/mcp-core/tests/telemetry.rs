@@ -112,11 +112,17 @@ impl PushMetricExporter for KeptMetrics {
 }
 
 fn tools() -> Vec<ToolDef> {
-    vec![ToolDef {
+    let add = ToolDef {
         name: "add".into(),
         input_schema: json!({"type":"object","properties":{"x":{"type":"number"}}}),
         ..ToolDef::default()
-    }]
+    };
+    let slow = ToolDef {
+        name: "slow".into(),
+        task_support: mcp_core::protocol::tool::TaskSupport::Optional,
+        ..add.clone()
+    };
+    vec![add, slow]
 }
 
 struct Traced {
@@ -685,4 +691,123 @@ fn result_text_is_the_result_as_written() {
     let other = r#"{"id":1,"jsonrpc":"2.0","result":{"ok":true}}"#;
     assert_eq!(result_text(other, "1").unwrap(), r#"{"ok":true}"#);
     assert!(result_text(r#"{"jsonrpc":"2.0","id":1,"error":{"code":1}}"#, "1").is_none());
+}
+
+#[test]
+fn a_task_has_a_span_of_its_own_from_creation_to_end_with_its_statuses() {
+    let mut t = Traced::new(Peer::default());
+    t.h.request(initialize_request("2025-11-25", json!({"elicitation":{}})));
+    t.h.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    let created =
+        t.h.request(json!({"jsonrpc":"2.0","id":20,"method":"tools/call",
+        "params":{"name":"slow","arguments":{"x":1},"task":{"ttl":60000}}}));
+    let task_id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let job = t.h.jobs.remove(0);
+    // The call's span has ended with the handle; the task's is still open.
+    assert!(t.spans().iter().all(|s| s.name != "task slow"));
+    assert_eq!(t.telemetry.tasks().len(), 1);
+    let asked = t.h.ask(
+        job.id,
+        "who",
+        json!({"method":"elicitation/create","params":{"message":"Who?","requestedSchema":{"type":"object","properties":{}}}}),
+    );
+    let ask_id = asked
+        .iter()
+        .find(|m| m["method"] == "elicitation/create")
+        .map(|m| m["id"].clone())
+        .expect("an elicitation request");
+    t.h.send(json!({"jsonrpc":"2.0","id":ask_id,"result":{"action":"accept","content":{}}}));
+    t.h.complete(job.id, done_text("2"));
+    let call = t.span("tools/call slow");
+    let task = t.span("task slow");
+    assert_eq!(task.span_kind, SpanKind::Internal);
+    assert_eq!(task.parent_span_id, call.span_context.span_id());
+    assert_eq!(task.span_context.trace_id(), call.span_context.trace_id());
+    assert_eq!(text(&task, "mcp.task.id"), task_id);
+    assert_eq!(text(&task, "gen_ai.tool.name"), "slow");
+    assert_eq!(text(&task, "mcp.task.status"), "completed");
+    assert_eq!(task.status, Status::Unset);
+    let events: Vec<_> = task.events.iter().map(|e| e.name.to_string()).collect();
+    assert_eq!(
+        events,
+        [
+            "task working",
+            "task input_required",
+            "task working",
+            "task completed"
+        ]
+    );
+    assert!(
+        task.end_time >= call.end_time,
+        "the task outlives its call's span"
+    );
+    assert!(t.telemetry.tasks().is_empty());
+
+    // A cancelled task's span ends with error.type `cancelled`.
+    let created =
+        t.h.request(json!({"jsonrpc":"2.0","id":21,"method":"tools/call",
+        "params":{"name":"slow","arguments":{"x":1},"task":{}}}));
+    let task_id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let job = t.h.jobs.remove(0);
+    t.h.request(
+        json!({"jsonrpc":"2.0","id":22,"method":"tasks/cancel","params":{"taskId":task_id}}),
+    );
+    t.h.complete(job.id, Outcome::Cancelled);
+    let cancelled: Vec<_> = t
+        .spans()
+        .into_iter()
+        .filter(|s| s.name == "task slow" && text(s, "mcp.task.id") == task_id)
+        .collect();
+    assert_eq!(cancelled.len(), 1);
+    assert_eq!(text(&cancelled[0], "error.type"), "cancelled");
+    assert!(matches!(cancelled[0].status, Status::Error { .. }));
+
+    // One still running when the server stops ends as unfinished.
+    t.h.request(json!({"jsonrpc":"2.0","id":23,"method":"tools/call",
+        "params":{"name":"slow","arguments":{"x":1},"task":{}}}));
+    t.telemetry.finish();
+    let spans = t.kept.0.lock().unwrap().clone();
+    let last = spans.iter().filter(|s| s.name == "task slow").count();
+    assert_eq!(last, 3);
+    assert!(spans
+        .iter()
+        .any(|s| s.name == "task slow" && text(s, "mcp.task.status") == "unfinished"));
+}
+
+#[test]
+fn the_otlp_encoding_is_protobuf_unless_a_protocol_variable_asks_for_json() {
+    use mcp_core::telemetry::export::{protocol, METRICS_PROTOCOL, PROTOCOL, TRACES_PROTOCOL};
+    use opentelemetry_otlp::Protocol;
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    };
+    assert_eq!(protocol(TRACES_PROTOCOL, env(&[])), Protocol::HttpBinary);
+    assert_eq!(
+        protocol(TRACES_PROTOCOL, env(&[(PROTOCOL, "http/json")])),
+        Protocol::HttpJson
+    );
+    // The signal's own variable comes first.
+    let both: &[(&str, &str)] = &[(PROTOCOL, "http/json"), (METRICS_PROTOCOL, "http/protobuf")];
+    assert_eq!(protocol(METRICS_PROTOCOL, env(both)), Protocol::HttpBinary);
+    assert_eq!(protocol(TRACES_PROTOCOL, env(both)), Protocol::HttpJson);
+    // gRPC is not spoken: protobuf over HTTP instead.
+    assert_eq!(
+        protocol(TRACES_PROTOCOL, env(&[(PROTOCOL, "grpc")])),
+        Protocol::HttpBinary
+    );
+    assert_eq!(
+        protocol(TRACES_PROTOCOL, env(&[(TRACES_PROTOCOL, " HTTP/JSON ")])),
+        Protocol::HttpJson
+    );
 }

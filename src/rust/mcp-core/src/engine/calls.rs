@@ -171,7 +171,7 @@ impl Engine {
             .and_then(progress_token);
         let job = self.job_ids.fetch_add(1, Ordering::Relaxed);
         let task = match as_task {
-            Some((dialect, ttl)) => match self.start_task(job, dialect, ttl, &id, out) {
+            Some((dialect, ttl)) => match self.start_task(job, index, dialect, ttl, &id, out) {
                 Some(task) => Some(task),
                 // No room for it: refused, and already answered.
                 None => return,

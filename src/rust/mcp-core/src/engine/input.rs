@@ -292,6 +292,7 @@ impl Engine {
                 if let Some(task) = self.tasks().get_mut(task_id) {
                     task.need_input(key.clone(), request.clone());
                 }
+                self.trace_task(task_id);
             }
             let mut params = request["params"].clone();
             if let Some(task_id) = &task {
@@ -369,10 +370,11 @@ impl Engine {
     /// the answers once all are in.
     fn gather_answer(&mut self, job: JobId, key: String, answer: Value, out: &mut Vec<Output>) {
         let task = self.jobs.get(&job).and_then(|s| s.task.clone());
-        if let Some(task) = task {
-            if let Some(task) = self.tasks().get_mut(&task) {
+        if let Some(task_id) = task {
+            if let Some(task) = self.tasks().get_mut(&task_id) {
                 task.input_answered(&key);
             }
+            self.trace_task(&task_id);
         }
         let Some(gathering) = self.jobs.get_mut(&job).and_then(|s| s.gathering.as_mut()) else {
             return;
@@ -422,10 +424,11 @@ impl Engine {
             s.gathering = None;
             s.task.clone()
         });
-        if let Some(task) = task {
-            if let Some(task) = self.tasks().get_mut(&task) {
+        if let Some(task_id) = task {
+            if let Some(task) = self.tasks().get_mut(&task_id) {
                 task.resume();
             }
+            self.trace_task(&task_id);
         }
         out.push(Output::Answer(job, answer));
     }

@@ -5,7 +5,9 @@
 use super::state::{Engine, Session};
 use super::wire::META_VERSION;
 use crate::protocol::jsonrpc::RequestId;
+use crate::stores::tasks::Status;
 use crate::telemetry::spans::Request;
+use crate::telemetry::tasks::{End as TaskEnd, Phase};
 use crate::telemetry::{RequestSpan, Transport};
 use crate::util::ids::JobId;
 use opentelemetry::KeyValue;
@@ -142,10 +144,72 @@ impl Engine {
         }
     }
 
+    /// Request `id`'s call of `tool` became task `task_id`: the task's
+    /// span starts, a child of the call's, before the call's span ends
+    /// with the task's handle.
+    pub(super) fn begin_task_span(&self, id: &RequestId, tool: &str, task_id: &str) {
+        let (Some(telemetry), Some(span)) = (&self.config.telemetry, self.spans.get(id)) else {
+            return;
+        };
+        telemetry
+            .tasks()
+            .start(telemetry.tracer(), &span.context(), task_id, tool);
+    }
+
+    /// Task `task_id`'s status may have changed: its span records where
+    /// it stands now, and ends when the task has ended.
+    pub(super) fn trace_task(&self, task_id: &str) {
+        let Some(telemetry) = &self.config.telemetry else {
+            return;
+        };
+        let store = self.tasks();
+        let Some(task) = store.get(task_id) else {
+            return;
+        };
+        let mut spans = telemetry.tasks();
+        match task.status {
+            Status::Working => spans.phase(task_id, Phase::Working),
+            Status::InputRequired => spans.phase(task_id, Phase::InputRequired),
+            Status::Completed => {
+                let tool_error = task.result.as_deref().is_some_and(reports_tool_error);
+                spans.end(task_id, TaskEnd::Completed { tool_error });
+            }
+            Status::Failed => {
+                let error = task.error.as_ref();
+                let code = error.and_then(|e| e.get("code")).and_then(Value::as_i64);
+                let message = error
+                    .and_then(|e| e.get("message"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("the call failed");
+                let failed = TaskEnd::Failed {
+                    code: code.unwrap_or(crate::protocol::jsonrpc::INTERNAL_ERROR),
+                    message: message.to_string(),
+                };
+                spans.end(task_id, failed);
+            }
+            Status::Cancelled => spans.end(task_id, TaskEnd::Cancelled),
+        }
+    }
+
+    /// Task `task_id` was forgotten as its time to live passed.
+    pub(super) fn task_span_expired(&self, task_id: &str) {
+        if let Some(telemetry) = &self.config.telemetry {
+            telemetry.tasks().end(task_id, TaskEnd::Expired);
+        }
+    }
+
     /// The trace and span ids of request `id`'s span, if it has one.
     pub fn trace_ids(&self, id: &RequestId) -> Option<(String, String)> {
         self.spans.get(id).map(RequestSpan::ids)
     }
+}
+
+/// Whether a stored tool result (a `CallToolResult` as the engine wrote
+/// it) says `isError`. Inside a JSON string every quote is escaped, so the
+/// member's text occurs only as a member (of the result, or of an object
+/// in it: a label at worst, never a wrong answer).
+fn reports_tool_error(result: &str) -> bool {
+    result.contains("\"isError\":true")
 }
 
 impl Drop for Engine {

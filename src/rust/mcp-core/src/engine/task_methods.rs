@@ -177,6 +177,9 @@ impl Engine {
         }
         let kv = vec![opentelemetry::KeyValue::new("mcp.task.id", task_id.clone())];
         self.span_event(&request_id, "task created", kv);
+        let state = &self.jobs[&job];
+        let tool = state.registry.tool(state.tool).def.name.clone();
+        self.begin_task_span(&request_id, &tool, &task_id);
         let text = jsonrpc::success(&request_id, &body.to_string());
         self.respond(&request_id, text, out);
         self.arm_task_alarm(now, out);
@@ -226,6 +229,7 @@ impl Engine {
     pub(super) fn start_task(
         &mut self,
         job: JobId,
+        tool: usize,
         dialect: Dialect,
         ttl: Option<Duration>,
         id: &RequestId,
@@ -242,6 +246,8 @@ impl Engine {
         };
         let kv = vec![opentelemetry::KeyValue::new("mcp.task.id", task_id.clone())];
         self.span_event(id, "task created", kv);
+        let tool = self.registry.tool(tool).def.name.clone();
+        self.begin_task_span(id, &tool, &task_id);
         let text = jsonrpc::success(id, &body.to_string());
         self.respond(id, text, out);
         self.arm_task_alarm(now, out);
@@ -259,6 +265,7 @@ impl Engine {
     }
 
     fn answer_expired(&mut self, expired: Expired, out: &mut Vec<Output>) {
+        self.task_span_expired(&expired.id);
         if expired.unfinished {
             self.cancel_task_job(expired.job, out);
         }
@@ -540,6 +547,7 @@ impl Engine {
     /// An extension task's status changed: listen streams following it
     /// are told (see [`Output::TaskStatus`]).
     pub(super) fn task_changed(&self, task_id: &str, out: &mut Vec<Output>) {
+        self.trace_task(task_id);
         let store = self.tasks();
         let Some(task) = store
             .get(task_id)

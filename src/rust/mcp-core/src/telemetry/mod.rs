@@ -19,6 +19,7 @@ pub mod children;
 pub mod export;
 pub mod metrics;
 pub mod spans;
+pub mod tasks;
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
@@ -87,6 +88,9 @@ pub struct Telemetry {
     metrics: Arc<metrics::Metrics>,
     queue: Arc<export::Counts>,
     capture: Capture,
+    /// The spans of tasks still running (any engine of the server may see
+    /// a task change, so they are kept here rather than in one engine).
+    tasks: std::sync::Mutex<tasks::TaskSpans>,
 }
 
 impl std::fmt::Debug for Telemetry {
@@ -176,6 +180,7 @@ impl Telemetry {
             metrics: measured,
             queue,
             capture: settings.capture,
+            tasks: Default::default(),
         }
     }
 
@@ -186,6 +191,13 @@ impl Telemetry {
     /// What of a tool call's content its span records.
     pub fn capture(&self) -> Capture {
         self.capture
+    }
+
+    /// The spans of running tasks, to start, mark and end.
+    pub fn tasks(&self) -> std::sync::MutexGuard<'_, tasks::TaskSpans> {
+        self.tasks
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Hands a request's span at its end to the export thread, which
@@ -213,6 +225,7 @@ impl Telemetry {
     /// The server stops: the last spans are sent (waiting at most
     /// [`FLUSH_AT_STOP`]), and what was lost is said on stderr.
     pub fn finish(&self) {
+        self.tasks().end_all();
         self.flush(FLUSH_AT_STOP);
         let counts = self.counts();
         if counts.dropped > 0 {

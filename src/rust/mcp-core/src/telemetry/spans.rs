@@ -95,7 +95,9 @@ pub fn result_text<'a>(response: &'a str, id_json: &str) -> Option<std::borrow::
         return Some(std::borrow::Cow::Borrowed(result));
     }
     let value: Value = serde_json::from_str(response).ok()?;
-    value.get("result").map(|r| std::borrow::Cow::Owned(r.to_string()))
+    value
+        .get("result")
+        .map(|r| std::borrow::Cow::Owned(r.to_string()))
 }
 
 /// Where a request's span is in its trace: what `mcp_request()` reports,
