@@ -377,16 +377,49 @@ fn send(
     };
 }
 
-/// The OTLP/HTTP protobuf exporter: to `endpoint` (a base, `/v1/traces` is
-/// appended) with `headers`, or else as the environment says.
+/// The variables that choose the encoding of OTLP/HTTP, per signal and for
+/// all of them (the signal's first).
+pub const TRACES_PROTOCOL: &str = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL";
+pub const METRICS_PROTOCOL: &str = "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL";
+pub const PROTOCOL: &str = "OTEL_EXPORTER_OTLP_PROTOCOL";
+
+/// The encoding `signal_var`, else [`PROTOCOL`], asks for: `http/protobuf`
+/// (also when neither is set) or `http/json`. `grpc` is not spoken here: it
+/// is said on stderr and protobuf over HTTP is used, as for any value not
+/// known. Chosen here rather than by the crate, whose default is JSON once
+/// its JSON encoding is compiled in, where the specification's is protobuf.
+pub fn protocol(signal_var: &str, var: impl Fn(&str) -> Option<String>) -> Protocol {
+    let Some((name, value)) = [signal_var, PROTOCOL]
+        .into_iter()
+        .find_map(|name| var(name).map(|v| (name, v.trim().to_ascii_lowercase())))
+        .filter(|(_, v)| !v.is_empty())
+    else {
+        return Protocol::HttpBinary;
+    };
+    match value.as_str() {
+        "http/json" => Protocol::HttpJson,
+        "http/protobuf" => Protocol::HttpBinary,
+        other => {
+            eprintln!(
+                "mcpserver: telemetry: {name}={other} is not supported (only http/protobuf and http/json); sending http/protobuf"
+            );
+            Protocol::HttpBinary
+        }
+    }
+}
+
+/// The OTLP/HTTP exporter: to `endpoint` (a base, `/v1/traces` is
+/// appended) with `headers`, or else as the environment says, in protobuf
+/// or JSON ([`protocol`]).
 pub fn otlp_exporter(
     endpoint: Option<&str>,
     headers: HashMap<String, String>,
 ) -> Result<opentelemetry_otlp::SpanExporter, String> {
+    let encoding = protocol(TRACES_PROTOCOL, |name| std::env::var(name).ok());
     let mut builder = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_http_client(Hyper)
-        .with_protocol(Protocol::HttpBinary)
+        .with_protocol(encoding)
         .with_timeout(SEND_LIMIT);
     if let Some(endpoint) = endpoint {
         builder = builder.with_endpoint(format!("{}/v1/traces", endpoint.trim_end_matches('/')));
@@ -397,18 +430,19 @@ pub fn otlp_exporter(
     builder.build().map_err(|e| e.to_string())
 }
 
-/// The OTLP/HTTP protobuf metric exporter: to `endpoint` (a base,
-/// `/v1/metrics` is appended) with `headers`, or else as the environment
-/// says (`OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, then
-/// `OTEL_EXPORTER_OTLP_ENDPOINT`).
+/// The OTLP/HTTP metric exporter: to `endpoint` (a base, `/v1/metrics` is
+/// appended) with `headers`, or else as the environment says
+/// (`OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, then
+/// `OTEL_EXPORTER_OTLP_ENDPOINT`), in protobuf or JSON ([`protocol`]).
 pub fn otlp_metric_exporter(
     endpoint: Option<&str>,
     headers: HashMap<String, String>,
 ) -> Result<opentelemetry_otlp::MetricExporter, String> {
+    let encoding = protocol(METRICS_PROTOCOL, |name| std::env::var(name).ok());
     let mut builder = opentelemetry_otlp::MetricExporter::builder()
         .with_http()
         .with_http_client(Hyper)
-        .with_protocol(Protocol::HttpBinary)
+        .with_protocol(encoding)
         .with_timeout(SEND_LIMIT)
         .with_temporality(opentelemetry_sdk::metrics::Temporality::Cumulative);
     if let Some(endpoint) = endpoint {
