@@ -266,6 +266,35 @@ test_that("the standard environment variables turn telemetry on, and OTEL_SDK_DI
   expect_length(received_spans(off, timeout = 2), 0)
 })
 
+test_that("OTEL_EXPORTER_OTLP_PROTOCOL=http/json sends spans and metrics as OTLP/JSON", {
+  skip_on_cran()
+  receiver <- start_otlp_receiver()
+  code <- c(
+    "echo <- tool(function(text) text, 'Echo', arguments = list(text = type_string()), name = 'echo')",
+    "mcp_server(list(echo))"
+  )
+  vars <- c(OTEL_EXPORTER_OTLP_ENDPOINT = receiver$endpoint, OTEL_EXPORTER_OTLP_PROTOCOL = "http/json")
+  client <- start_server(server_script(code), extra_env = vars)
+  initialize(client)
+  parent <- "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+  request(client, 2, "tools/call", list(
+    name = "echo", arguments = list(text = "x"), `_meta` = list(traceparent = parent)
+  ))
+  expect_equal(finish(client), 0)
+  spans <- received_spans(receiver, function(s) length(named(s, "tools/call echo")) > 0)
+  echo <- named(spans, "tools/call echo")
+  expect_length(echo, 1)
+  expect_equal(echo[[1]]$encoding, "json")
+  # The ids went as OTLP/JSON writes them (hex) and came back whole.
+  expect_equal(echo[[1]]$trace_id, "4bf92f3577b34da6a3ce929d0e0e4736")
+  expect_equal(echo[[1]]$parent_span_id, "00f067aa0ba902b7")
+  expect_match(echo[[1]]$span_id, "^[0-9a-f]{16}$")
+  expect_equal(echo[[1]]$attributes[["gen_ai.tool.name"]], "echo")
+  points <- received_points(receiver, function(p) length(p) > 0)
+  expect_length(Filter(function(p) !is.null(p$error), points), 0)
+  expect_true("mcp.server.operation.duration" %in% vapply(points, function(p) p$name %||% "", ""))
+})
+
 test_that("mcp_span() and friends check their arguments and do nothing outside a call", {
   expect_equal(mcp_span("step", 1 + 1), 2)
   expect_equal(mcp_span("step", "x", attributes = list(n = 1L, ok = TRUE, s = "a")), "x")
@@ -401,6 +430,52 @@ test_that("capture = records a call's arguments and result as sent, bounded", {
     expect_true(validUTF8(text))
   }
   expect_true(startsWith(b[["gen_ai.tool.call.arguments"]], '{"text":"\u00e9\u00e9'))
+})
+
+test_that("a task's span follows it from its call to its end, through its input round", {
+  skip_on_cran()
+  empty <- setNames(list(), character())
+  receiver <- start_otlp_receiver()
+  code <- c(
+    "greet <- function() {",
+    "  got <- mcp_elicit('Your name?', list(name = type_string()))",
+    "  paste('Hello,', got$content$name)",
+    "}",
+    sprintf(
+      "mcp_server(list(tool(greet, 'Greets inside a task', task = 'optional')), name = 'otel-test',
+         telemetry = mcp_telemetry(endpoint = '%s'))",
+      receiver$endpoint
+    )
+  )
+  client <- start_server(server_script(code))
+  request(client, 0, "initialize", list(
+    protocolVersion = "2025-11-25", capabilities = list(elicitation = empty),
+    clientInfo = list(name = "testthat", version = "1")
+  ))
+  send(client, list(jsonrpc = "2.0", method = "notifications/initialized"))
+  created <- request(client, 1, "tools/call", list(name = "greet", arguments = empty, task = empty))
+  task <- created$result$task$taskId
+  asked <- receive(client)
+  expect_equal(asked$method, "elicitation/create")
+  send(client, list(jsonrpc = "2.0", id = asked$id, result = list(action = "accept", content = list(name = "Ada"))))
+  result <- request(client, 2, "tasks/result", list(taskId = task))
+  expect_equal(result$result$content[[1]]$text, "Hello, Ada")
+  expect_equal(finish(client), 0)
+  spans <- received_spans(receiver, function(s) length(named(s, "task greet")) >= 1)
+  call <- named(spans, "tools/call greet")
+  span <- named(spans, "task greet")
+  expect_length(call, 1)
+  expect_length(span, 1)
+  span <- span[[1]]
+  expect_equal(span$trace_id, call[[1]]$trace_id)
+  expect_equal(span$parent_span_id, call[[1]]$span_id)
+  expect_equal(span$attributes[["mcp.task.id"]], task)
+  expect_equal(span$attributes[["mcp.task.status"]], "completed")
+  expect_equal(
+    unlist(span$events),
+    c("task working", "task input_required", "task working", "task completed")
+  )
+  expect_true("task created" %in% unlist(call[[1]]$events))
 })
 
 test_that("without telemetry, mcp_span() runs its code and mcp_request() has no trace", {
