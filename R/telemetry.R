@@ -11,8 +11,9 @@
 #' `jsonrpc.request.id`, `mcp.protocol.version`, `mcp.session.id`,
 #' `network.transport`, `client.address` and `error.type`), joined to the
 #' client's trace when the request's `params._meta` carries a W3C
-#' `traceparent`. Spans are sent over OTLP/HTTP (protobuf) in batches by a
-#' thread of the server's own: a call never waits for the collector, and
+#' `traceparent`. Spans are sent over OTLP/HTTP (protobuf, or JSON when
+#' `OTEL_EXPORTER_OTLP_PROTOCOL` is `http/json`) in batches by a thread of
+#' the server's own: a call never waits for the collector, and
 #' spans that find the export queue full are dropped and counted (the count
 #' is written to stderr when the server stops). It also records the
 #' conventions' histograms `mcp.server.operation.duration` and
