@@ -550,17 +550,7 @@ fn progress_input_requests_and_answers_are_events_on_the_calls_span() {
     t.h.engine
         .on_progress(job.id, update, std::time::Instant::now(), &mut out);
     t.h.collect(out);
-    let asked = t.h.ask(
-        job.id,
-        "who",
-        json!({"method":"elicitation/create","params":{"message":"Who?","requestedSchema":{"type":"object","properties":{}}}}),
-    );
-    let ask_id = asked
-        .iter()
-        .find(|m| m["method"] == "elicitation/create")
-        .map(|m| m["id"].clone())
-        .expect("an elicitation request");
-    t.h.send(json!({"jsonrpc":"2.0","id":ask_id,"result":{"action":"accept","content":{}}}));
+    ask_and_accept(&mut t, job.id);
     t.h.complete(job.id, done_text("2"));
     let span = t.span("tools/call add");
     let event = |name: &str| {
@@ -709,17 +699,7 @@ fn a_task_has_a_span_of_its_own_from_creation_to_end_with_its_statuses() {
     // The call's span has ended with the handle; the task's is still open.
     assert!(t.spans().iter().all(|s| s.name != "task slow"));
     assert_eq!(t.telemetry.tasks().len(), 1);
-    let asked = t.h.ask(
-        job.id,
-        "who",
-        json!({"method":"elicitation/create","params":{"message":"Who?","requestedSchema":{"type":"object","properties":{}}}}),
-    );
-    let ask_id = asked
-        .iter()
-        .find(|m| m["method"] == "elicitation/create")
-        .map(|m| m["id"].clone())
-        .expect("an elicitation request");
-    t.h.send(json!({"jsonrpc":"2.0","id":ask_id,"result":{"action":"accept","content":{}}}));
+    ask_and_accept(&mut t, job.id);
     t.h.complete(job.id, done_text("2"));
     let call = t.span("tools/call slow");
     let task = t.span("task slow");
@@ -810,4 +790,19 @@ fn the_otlp_encoding_is_protobuf_unless_a_protocol_variable_asks_for_json() {
         protocol(TRACES_PROTOCOL, env(&[(TRACES_PROTOCOL, " HTTP/JSON ")])),
         Protocol::HttpJson
     );
+}
+
+/// Job `job` asks the client a question, which the client accepts.
+fn ask_and_accept(t: &mut Traced, job: mcp_core::engine::JobId) {
+    let asked = t.h.ask(
+        job,
+        "who",
+        json!({"method":"elicitation/create","params":{"message":"Who?","requestedSchema":{"type":"object","properties":{}}}}),
+    );
+    let ask_id = asked
+        .iter()
+        .find(|m| m["method"] == "elicitation/create")
+        .map(|m| m["id"].clone())
+        .expect("an elicitation request");
+    t.h.send(json!({"jsonrpc":"2.0","id":ask_id,"result":{"action":"accept","content":{}}}));
 }
