@@ -432,14 +432,15 @@ test_that("capture = records a call's arguments and result as sent, bounded", {
   expect_true(startsWith(b[["gen_ai.tool.call.arguments"]], '{"text":"\u00e9\u00e9'))
 })
 
-test_that("a task's span follows it from its call to its end, through its input round", {
+test_that("a task's span follows it from its call to its end, through its input round, and holds its tool's spans", {
   skip_on_cran()
   empty <- setNames(list(), character())
   receiver <- start_otlp_receiver()
   code <- c(
     "greet <- function() {",
     "  got <- mcp_elicit('Your name?', list(name = type_string()))",
-    "  paste('Hello,', got$content$name)",
+    "  mcp_span_attributes(`app.asked` = TRUE)",
+    "  mcp_span('compose', paste('Hello,', got$content$name))",
     "}",
     sprintf(
       "mcp_server(list(tool(greet, 'Greets inside a task', task = 'optional')), name = 'otel-test',
@@ -461,7 +462,7 @@ test_that("a task's span follows it from its call to its end, through its input 
   result <- request(client, 2, "tasks/result", list(taskId = task))
   expect_equal(result$result$content[[1]]$text, "Hello, Ada")
   expect_equal(finish(client), 0)
-  spans <- received_spans(receiver, function(s) length(named(s, "task greet")) >= 1)
+  spans <- received_spans(receiver, function(s) length(named(s, "task greet")) >= 1 && length(named(s, "compose")) >= 1)
   call <- named(spans, "tools/call greet")
   span <- named(spans, "task greet")
   expect_length(call, 1)
@@ -471,6 +472,11 @@ test_that("a task's span follows it from its call to its end, through its input 
   expect_equal(span$parent_span_id, call[[1]]$span_id)
   expect_equal(span$attributes[["mcp.task.id"]], task)
   expect_equal(span$attributes[["mcp.task.status"]], "completed")
+  expect_true(span$attributes[["app.asked"]])
+  compose <- named(spans, "compose")
+  expect_length(compose, 1)
+  expect_equal(compose[[1]]$parent_span_id, span$span_id)
+  expect_equal(compose[[1]]$trace_id, span$trace_id)
   expect_equal(
     unlist(span$events),
     c("task working", "task input_required", "task working", "task completed")

@@ -699,6 +699,13 @@ fn a_task_has_a_span_of_its_own_from_creation_to_end_with_its_statuses() {
     // The call's span has ended with the handle; the task's is still open.
     assert!(t.spans().iter().all(|s| s.name != "task slow"));
     assert_eq!(t.telemetry.tasks().len(), 1);
+    // The tool runs in the task's span: what it opens and adds goes there.
+    let ids = job.context.trace.clone().expect("the task's span");
+    let mut children = mcp_core::telemetry::children::Children::default();
+    assert!(children.open(&t.telemetry, &ids, "step".into(), Vec::new()));
+    children.close(None);
+    let rows = vec![opentelemetry::KeyValue::new("rows", 7_i64)];
+    t.h.engine.on_span_annotate(job.id, rows, None);
     ask_and_accept(&mut t, job.id);
     t.h.complete(job.id, done_text("2"));
     let call = t.span("tools/call slow");
@@ -709,6 +716,10 @@ fn a_task_has_a_span_of_its_own_from_creation_to_end_with_its_statuses() {
     assert_eq!(text(&task, "mcp.task.id"), task_id);
     assert_eq!(text(&task, "gen_ai.tool.name"), "slow");
     assert_eq!(text(&task, "mcp.task.status"), "completed");
+    assert_eq!(attribute(&task, "rows"), Some(OtelValue::I64(7)));
+    let step = t.span("step");
+    assert_eq!(step.parent_span_id, task.span_context.span_id());
+    assert_eq!(ids.span_id(), task.span_context.span_id().to_string());
     assert_eq!(task.status, Status::Unset);
     let events: Vec<_> = task.events.iter().map(|e| e.name.to_string()).collect();
     assert_eq!(

@@ -12,7 +12,6 @@ use crate::protocol::jsonrpc::{self, RequestId};
 use crate::protocol::logging::LogLevel;
 use crate::protocol::revision::Revision;
 use crate::stores::tasks;
-use crate::telemetry::RequestSpan;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
@@ -244,7 +243,7 @@ impl Engine {
             self.direct_calls += 1;
             self.by_request.insert(new.request_id.clone(), new.job);
         }
-        let trace = self.spans.get(&new.request_id).map(RequestSpan::context);
+        let trace = self.job_trace(&new.request_id, new.task.as_deref());
         let mut job = Box::new(Job {
             id: new.job,
             tool: new.handler,

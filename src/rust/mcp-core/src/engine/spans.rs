@@ -6,7 +6,7 @@ use super::state::{Engine, Session};
 use super::wire::META_VERSION;
 use crate::protocol::jsonrpc::RequestId;
 use crate::stores::tasks::Status;
-use crate::telemetry::spans::Request;
+use crate::telemetry::spans::{Request, SpanIds};
 use crate::telemetry::tasks::{End as TaskEnd, Phase};
 use crate::telemetry::{RequestSpan, Transport};
 use crate::util::ids::JobId;
@@ -116,7 +116,23 @@ impl Engine {
                 Some(name) => span.event(name, attributes),
                 None => span.set_all(attributes),
             }
+        } else if let (Some(task_id), Some(telemetry)) = (&state.task, &self.config.telemetry) {
+            // A task's call was answered with its handle: the task's span
+            // is the one its tool is running in.
+            telemetry.tasks().annotate(task_id, attributes, event);
         }
+    }
+
+    /// The span a job's tool runs in, parent of the spans it opens: its
+    /// request's, or, for a task (whose call was answered with its
+    /// handle), the task's.
+    pub(super) fn job_trace(&self, request_id: &RequestId, task: Option<&str>) -> Option<SpanIds> {
+        if let Some(span) = self.spans.get(request_id) {
+            return Some(span.context());
+        }
+        let telemetry = self.config.telemetry.as_ref()?;
+        let ids = telemetry.tasks().context(task?);
+        ids
     }
 
     /// The HTTP request whose message is handled next carried this trace

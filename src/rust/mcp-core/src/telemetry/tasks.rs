@@ -121,6 +121,25 @@ impl TaskSpans {
         }
     }
 
+    /// The ids of task `task_id`'s span: the parent of the spans its tool
+    /// opens, as its call's span has ended with the task's handle.
+    pub fn context(&self, task_id: &str) -> Option<SpanIds> {
+        use opentelemetry::trace::Span as _;
+        let open = self.open.get(task_id)?;
+        Some(SpanIds(open.span.span_context().clone()))
+    }
+
+    /// Adds the tool's attributes, or an event, to task `task_id`'s span.
+    pub fn annotate(&mut self, task_id: &str, attributes: Vec<KeyValue>, event: Option<String>) {
+        let Some(open) = self.open.get_mut(task_id) else {
+            return;
+        };
+        match event {
+            Some(name) => open.span.add_event(name, attributes),
+            None => open.span.set_attributes(attributes),
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.open.len()
     }
