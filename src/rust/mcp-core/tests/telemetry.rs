@@ -380,14 +380,7 @@ fn a_full_queue_drops_spans_and_counts_them_without_waiting() {
 
 #[test]
 fn telemetry_is_on_when_asked_or_an_endpoint_is_set_unless_the_sdk_is_disabled() {
-    let env = |pairs: &'static [(&'static str, &'static str)]| {
-        move |name: &str| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
-        }
-    };
+    let env = fake_env;
     let asked = Settings {
         requested: true,
         ..Settings::default()
@@ -775,14 +768,7 @@ fn a_task_has_a_span_of_its_own_from_creation_to_end_with_its_statuses() {
 fn the_otlp_encoding_is_protobuf_unless_a_protocol_variable_asks_for_json() {
     use mcp_core::telemetry::export::{protocol, METRICS_PROTOCOL, PROTOCOL, TRACES_PROTOCOL};
     use opentelemetry_otlp::Protocol;
-    let env = |pairs: &'static [(&'static str, &'static str)]| {
-        move |name: &str| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
-        }
-    };
+    let env = fake_env;
     assert_eq!(protocol(TRACES_PROTOCOL, env(&[])), Protocol::HttpBinary);
     assert_eq!(
         protocol(TRACES_PROTOCOL, env(&[(PROTOCOL, "http/json")])),
@@ -816,4 +802,14 @@ fn ask_and_accept(t: &mut Traced, job: mcp_core::engine::JobId) {
         .map(|m| m["id"].clone())
         .expect("an elicitation request");
     t.h.send(json!({"jsonrpc":"2.0","id":ask_id,"result":{"action":"accept","content":{}}}));
+}
+
+/// An environment holding only `pairs`, as the settings' readers take it.
+fn fake_env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+    move |name: &str| {
+        pairs
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_string())
+    }
 }
