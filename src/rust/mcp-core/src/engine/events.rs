@@ -194,6 +194,10 @@ impl Engine {
                 opentelemetry::KeyValue::new("mcp.time_limit.seconds", limit.as_secs_f64());
             self.span_event(&state.request_id, "time limit reached", vec![seconds]);
         }
+        if let Outcome::Streamed { content, meta } = outcome {
+            self.respond_streamed(&state, content, meta, out);
+            return;
+        }
         let settled = self.settle(&state, outcome);
         match &state.task {
             Some(task) => self.finish_task(task, settled, out),
@@ -209,6 +213,61 @@ impl Engine {
                 self.respond(&state.request_id, text, out);
             }
         }
+    }
+
+    /// Whether the result of `job` may be sent as it is written (see
+    /// [`Outcome::Streamed`]): a plain tool call, still unanswered, whose
+    /// response goes out on its own (not in a batch, not kept as a task's
+    /// result) and whose span does not keep the result.
+    pub fn can_stream(&self, job: JobId) -> bool {
+        let Some(state) = self.jobs.get(&job) else {
+            return false;
+        };
+        let captured = self
+            .config
+            .telemetry
+            .as_ref()
+            .is_some_and(|t| t.capture().result);
+        state.purpose == Purpose::Tool
+            && !state.cancelled
+            && state.task.is_none()
+            && !self.batch_of.contains_key(&state.request_id)
+            && !captured
+    }
+
+    /// Answers a job with a result still being written.
+    fn respond_streamed(
+        &mut self,
+        state: &JobState,
+        content: crate::protocol::streamed::JsonStream,
+        meta: Option<Map<String, Value>>,
+        out: &mut Vec<Output>,
+    ) {
+        if state.task.is_some() || self.batch_of.contains_key(&state.request_id) {
+            // `can_stream` said no to these: the embedder broke the rule.
+            let error = jsonrpc::error_object(
+                jsonrpc::INTERNAL_ERROR,
+                "A streamed result was returned for a call that cannot take one",
+                None,
+            );
+            let text = jsonrpc::error_response(Some(&state.request_id), &error);
+            match &state.task {
+                Some(task) => self.finish_task(task, Err(error), out),
+                None => self.respond(&state.request_id, text, out),
+            }
+            return;
+        }
+        let plan = self.plan_for(state);
+        let line = result::render_streamed(
+            state.registry.tool(state.tool),
+            &state.request_id,
+            meta,
+            state.revision,
+            plan.extra_meta.as_ref(),
+            content,
+        );
+        self.end_span(&state.request_id, &line.outline());
+        out.push(Output::WriteStreamed(line));
     }
 
     /// What a finished job answers: a result body, or a JSON-RPC error object.
@@ -244,7 +303,9 @@ impl Engine {
                 self.input_required_answer(state, vec![(key, request)])
             }
             Outcome::InputsRequired(requests) => self.input_required_answer(state, requests),
-            Outcome::Cancelled => unreachable!("handled by the caller"),
+            Outcome::Cancelled | Outcome::Streamed { .. } => {
+                unreachable!("handled by the caller")
+            }
         }
     }
 

@@ -120,6 +120,14 @@ pub enum Outcome {
     /// A result already checked and rendered with a [`RenderPlan`] (off
     /// the engine's lock): the result body, or the JSON-RPC error object.
     Settled(Result<String, Value>),
+    /// A successful result of structured content only, still being
+    /// written (see [`crate::protocol::streamed`]): its response line is
+    /// sent as the parts arrive. Only for a job [`super::Engine::can_stream`]
+    /// allowed; `meta` is the result's own `_meta`.
+    Streamed {
+        content: crate::protocol::streamed::JsonStream,
+        meta: Option<serde_json::Map<String, Value>>,
+    },
 }
 
 /// What the engine asks of the runtime around it.
@@ -127,6 +135,9 @@ pub enum Outcome {
 pub enum Output {
     /// One line for the protocol stdout.
     Write(String),
+    /// One line for the protocol stdout, written as its content arrives
+    /// (see [`Outcome::Streamed`]).
+    WriteStreamed(crate::protocol::streamed::StreamedLine),
     /// A notification for the open `subscriptions/listen` request with
     /// this id (2026-07-28): on HTTP it goes on that request's stream.
     ToListener(RequestId, String),

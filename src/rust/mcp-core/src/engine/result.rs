@@ -3,6 +3,7 @@
 
 use crate::engine::registry::Tool;
 use crate::protocol::revision::Revision;
+use crate::protocol::streamed::{escape_into, JsonStream, StreamedLine};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
@@ -321,21 +322,73 @@ fn render_checked(
 ) -> String {
     // Built as text so large structured content is copied, never re-parsed;
     // room is left for the JSON-RPC envelope (see `jsonrpc::success_owned`).
-    let structured_len = result.structured.as_ref().map_or(0, |s| s.get().len());
-    let mirror = result
-        .structured
-        .as_ref()
-        .filter(|_| result.vouched.mirrored);
-    // Escaping at most doubles valid JSON text; room never touched costs
-    // no resident memory.
-    let mirror_len = mirror.map_or(0, |s| 2 * s.get().len() + 32);
+    let structured = result.structured.as_ref().map(|s| s.get());
+    let structured_len = structured.map_or(0, str::len);
+    let mirrored = result.vouched.mirrored && structured.is_some();
+    // Escaping JSON text adds a backslash per quote, about a fifth of a
+    // table's bytes; room never touched costs no resident memory.
+    let mirror_len = if mirrored { 2 * structured_len + 32 } else { 0 };
     let mut out = String::with_capacity(ENVELOPE_ROOM + 64 + structured_len + mirror_len);
+    let shape = Shape {
+        mirror: mirrored,
+        structured: structured.map(|s| s.starts_with('{')),
+    };
+    lay_out(
+        &mut out,
+        tool,
+        result,
+        shape,
+        rev,
+        extra_meta,
+        &mut |out, hole| {
+            let text = structured.expect("holes only for structured content");
+            match hole {
+                // SAFETY: `escape_into` appends whole UTF-8 characters and
+                // ASCII escapes only.
+                Hole::Mirror => escape_into(unsafe { out.as_mut_vec() }, text),
+                Hole::Structured => out.push_str(text),
+            }
+        },
+    );
+    out
+}
+
+/// The two parts of a result that can be large, written by the caller of
+/// [`lay_out`].
+enum Hole {
+    /// The structured content as the inside of the text mirror's string.
+    Mirror,
+    /// The structured content itself.
+    Structured,
+}
+
+/// What [`lay_out`] must know of the structured content without seeing it.
+#[derive(Clone, Copy)]
+struct Shape {
+    /// The first text block mirrors it (see [`Vouched::mirrored`]).
+    mirror: bool,
+    /// Whether there is some, and whether it is a JSON object (anything
+    /// else is wrapped as `{"result": ...}` where the revision asks).
+    structured: Option<bool>,
+}
+
+/// Writes a `CallToolResult` for `rev`, calling `fill` where each [`Hole`]
+/// goes. `result`'s own structured content is not read here.
+fn lay_out(
+    out: &mut String,
+    tool: &Tool,
+    result: &ToolResult,
+    shape: Shape,
+    rev: Revision,
+    extra_meta: Option<&Map<String, Value>>,
+    fill: &mut dyn FnMut(&mut String, Hole),
+) {
     out.push_str("{\"content\":[");
     let mut first = true;
-    if let Some(mirror) = mirror {
-        out.push_str("{\"type\":\"text\",\"text\":");
-        push_json_string(&mut out, mirror.get());
-        out.push('}');
+    if shape.mirror {
+        out.push_str("{\"type\":\"text\",\"text\":\"");
+        fill(out, Hole::Mirror);
+        out.push_str("\"}");
         first = false;
     }
     for block in &result.content {
@@ -347,16 +400,15 @@ fn render_checked(
     }
     out.push_str("],\"isError\":");
     out.push_str(if result.is_error { "true" } else { "false" });
-    if let (Some(structured), true) = (&result.structured, rev.has_structured_output()) {
+    if let (Some(object), true) = (shape.structured, rev.has_structured_output()) {
         out.push_str(",\"structuredContent\":");
-        let wrap = tool.def.wraps_output(rev)
-            || (!rev.allows_any_output_root() && !structured.get().starts_with('{'));
+        let wrap = tool.def.wraps_output(rev) || (!rev.allows_any_output_root() && !object);
         if wrap {
             out.push_str("{\"result\":");
-            out.push_str(structured.get());
+        }
+        fill(out, Hole::Structured);
+        if wrap {
             out.push('}');
-        } else {
-            out.push_str(structured.get());
         }
     }
     let meta = merge_meta(result.meta.as_ref(), extra_meta);
@@ -368,62 +420,66 @@ fn render_checked(
         out.push_str(",\"resultType\":\"complete\"");
     }
     out.push('}');
-    out
+}
+
+/// A successful result whose only content is structured content that is
+/// still being written, mirrored as its text block (see
+/// [`crate::protocol::streamed`]): the response line for request `id`
+/// around it. `meta` is the tool's own result `_meta`.
+pub fn render_streamed(
+    tool: &Tool,
+    id: &crate::protocol::jsonrpc::RequestId,
+    meta: Option<Map<String, Value>>,
+    rev: Revision,
+    extra_meta: Option<&Map<String, Value>>,
+    content: JsonStream,
+) -> StreamedLine {
+    let result = ToolResult {
+        content: Vec::new(),
+        structured: None,
+        is_error: false,
+        meta,
+        vouched: Vouched::default(),
+    };
+    // The content is a data frame's rows: an array.
+    let shape = Shape {
+        mirror: true,
+        structured: Some(false),
+    };
+    let mut pieces = Vec::new();
+    let mut out = crate::protocol::jsonrpc::success_head(id);
+    lay_out(
+        &mut out,
+        tool,
+        &result,
+        shape,
+        rev,
+        extra_meta,
+        &mut |out, _| pieces.push(std::mem::take(out)),
+    );
+    out.push('}');
+    let mut pieces = pieces.into_iter();
+    let head = pieces.next().expect("the mirror's hole");
+    let middle = pieces.next();
+    let structured = middle.is_some();
+    let (middle, tail) = match middle {
+        Some(middle) => (middle, out),
+        // No structured content in this revision: the mirror only.
+        None => (out, String::new()),
+    };
+    StreamedLine {
+        head,
+        mirror: true,
+        middle,
+        structured,
+        tail,
+        content,
+    }
 }
 
 /// Bytes a rendered result keeps free for the JSON-RPC envelope around it,
 /// so that wrapping a large one moves it in place rather than copying it.
 pub const ENVELOPE_ROOM: usize = 128;
-
-/// What each byte becomes in a JSON string: 0 for itself, `u` for a
-/// `\u00XX` escape, otherwise the letter after the backslash.
-const ESCAPES: [u8; 256] = {
-    let mut table = [0u8; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        table[b] = b'u';
-        b += 1;
-    }
-    table[b'"' as usize] = b'"';
-    table[b'\\' as usize] = b'\\';
-    table[b'\n' as usize] = b'n';
-    table[b'\r' as usize] = b'r';
-    table[b'\t' as usize] = b't';
-    table[0x08] = b'b';
-    table[0x0c] = b'f';
-    table
-};
-
-/// Appends `text` as a JSON string, escaped as serde_json escapes it, into
-/// room reserved once: the runs between bytes to escape are copied whole
-/// (a large JSON document's text mirror is mostly such runs).
-fn push_json_string(out: &mut String, text: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let src = text.as_bytes();
-    out.reserve(src.len() + 2);
-    // SAFETY: only whole runs of `text` (cut before or after an ASCII
-    // byte, so at character boundaries) and ASCII escapes are appended, so
-    // `out` stays valid UTF-8.
-    let bytes = unsafe { out.as_mut_vec() };
-    bytes.push(b'"');
-    let mut run = 0;
-    for (i, &b) in src.iter().enumerate() {
-        let escape = ESCAPES[b as usize];
-        if escape == 0 {
-            continue;
-        }
-        bytes.extend_from_slice(&src[run..i]);
-        run = i + 1;
-        if escape == b'u' {
-            let hex = [HEX[(b >> 4) as usize], HEX[(b & 0xf) as usize]];
-            bytes.extend_from_slice(&[b'\\', b'u', b'0', b'0', hex[0], hex[1]]);
-        } else {
-            bytes.extend_from_slice(&[b'\\', escape]);
-        }
-    }
-    bytes.extend_from_slice(&src[run..]);
-    bytes.push(b'"');
-}
 
 /// The result `_meta`: the tool's own keys, then the server's.
 pub fn merge_meta(
@@ -458,6 +514,13 @@ mod tests {
             ..ToolDef::default()
         }])
         .unwrap()
+    }
+
+    fn push_json_string(out: &mut String, text: &str) {
+        out.push('"');
+        // SAFETY: as in `render_checked`.
+        escape_into(unsafe { out.as_mut_vec() }, text);
+        out.push('"');
     }
 
     #[test]

@@ -272,12 +272,15 @@ pub fn success_owned(id: &RequestId, mut body: String) -> String {
     if body.capacity() - body.len() < id.0.len() + 32 {
         return success(id, &body);
     }
-    body.insert_str(
-        0,
-        &format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":", id.0),
-    );
+    body.insert_str(0, &success_head(id));
     body.push('}');
     body
+}
+
+/// The start of a success response, up to its result (which the caller
+/// follows with the result and `}`).
+pub fn success_head(id: &RequestId) -> String {
+    format!("{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":", id.0)
 }
 
 /// A JSON-RPC error response; `id` is `null` when the request's id is unknown.

@@ -7,7 +7,8 @@
 //! with the Apps extension's `_meta.ui` in [`app`]), log levels
 //! ([`logging`]), elicitation forms ([`elicitation`]), URI templates
 //! ([`uri_template`]), and JSON Schema compilation and validation
-//! ([`schema`], [`validation`]).
+//! ([`schema`], [`validation`]), and a response line written while its
+//! structured content is still being made ([`streamed`]).
 //!
 //! May use: [`crate::util`] and outside crates only. Everything above builds
 //! on it, so it knows nothing of servers, sessions or stores.
@@ -19,6 +20,7 @@ pub mod jsonrpc;
 pub mod logging;
 pub mod revision;
 pub mod schema;
+pub mod streamed;
 pub mod tool;
 pub mod uri_template;
 pub mod validation;

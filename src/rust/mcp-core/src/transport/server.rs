@@ -21,6 +21,7 @@ use crate::engine::registry::{Kinds, Live, Registry};
 use crate::engine::turns::Turns;
 use crate::engine::{Config, Engine, Job, JobId, Outcome, Output, Progress};
 use crate::protocol::logging::LogLevel;
+use crate::protocol::streamed::{json_stream, JsonSink};
 use crate::transport::backpressure::Backpressure;
 use crate::transport::memory;
 use crate::transport::slots::{
@@ -151,7 +152,7 @@ impl Core {
         config: Config,
         registry: Registry,
         interrupter: Interrupter,
-        writer: Option<mpsc::Sender<String>>,
+        writer: Option<mpsc::Sender<stdio::Outgoing>>,
     ) -> io::Result<Core> {
         let config = Arc::new(config);
         let live = Live::new(Arc::new(registry));
@@ -246,7 +247,7 @@ impl Server {
         guard: Option<StdioGuard>,
         interrupter: Interrupter,
     ) -> io::Result<Server> {
-        let (line_tx, line_rx) = mpsc::channel::<String>();
+        let (line_tx, line_rx) = mpsc::channel::<stdio::Outgoing>();
         let (done_tx, writer_done) = mpsc::channel();
         let core = Core::start(config, registry, interrupter, Some(line_tx))?;
         let shared = &core.shared;
@@ -650,6 +651,32 @@ impl Server {
         // Changes the call made are announced after its response, once
         // for all of them.
         self.shared.announce_changes();
+    }
+
+    /// The job's result is a successful one of structured content only,
+    /// which the caller will write in parts into the sink returned (see
+    /// [`crate::protocol::streamed`]): the job is completed with it now, so
+    /// the writer sends the parts as they come. `None` when the job's
+    /// answer cannot be sent that way (over HTTP, in a batch, as a task's
+    /// result, cancelled, ...): the caller completes it as usual. `meta` is
+    /// the result's own `_meta`.
+    pub fn complete_streamed(
+        &self,
+        job: JobId,
+        meta: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> Option<JsonSink> {
+        if self.in_forked_child() {
+            return None;
+        }
+        let slot = lock(&self.shared.job_slots).get(&job).cloned()?;
+        if !matches!(slot.sink, Sink::Stdout) || !lock(&slot.engine).can_stream(job) {
+            return None;
+        }
+        let (sink, content) = json_stream();
+        // Cancelled since the question: the engine drops `content`, and
+        // the sink tells the caller nobody reads.
+        self.complete(job, Outcome::Streamed { content, meta });
+        Some(sink)
     }
 
     /// A running job reports progress (sent if the client asked for it, and

@@ -13,6 +13,7 @@ use crate::engine::registry::{Kinds, Live, Registry};
 use crate::engine::{Config, Engine, Job, JobId, Outcome, Output};
 use crate::protocol::framing::Frame;
 use crate::protocol::jsonrpc::{self, RequestId};
+use crate::protocol::streamed::StreamedLine;
 use crate::transport::backpressure::Backpressure;
 use crate::transport::stdio::Inbound;
 use crate::transport::trace::Trace;
@@ -114,7 +115,7 @@ pub(super) struct Shared {
     /// The engine of each job handed to R, until it completes.
     pub(super) job_slots: Mutex<HashMap<JobId, Arc<Slot>>>,
     /// Lines for the writer thread; taken (closing the channel) to stop it.
-    pub(super) writer: Mutex<Option<mpsc::Sender<String>>>,
+    pub(super) writer: Mutex<Option<mpsc::Sender<super::stdio::Outgoing>>>,
     /// Tool calls for the R thread; taken to tell it there will be no more.
     pub(super) jobs: Mutex<Option<mpsc::Sender<Box<Job>>>>,
     pub(super) board: Arc<Board>,
@@ -294,7 +295,7 @@ impl Shared {
             Sink::Stdout => {
                 if let Some(writer) = lock(&self.writer).as_ref() {
                     self.pressure.output_queued(line.len());
-                    let _ = writer.send(line);
+                    let _ = writer.send(super::stdio::Outgoing::Line(line));
                 }
             }
             Sink::Mailbox(mailbox) => {
@@ -303,6 +304,16 @@ impl Shared {
                 }
                 mailbox.deliver(line, cause);
             }
+        }
+    }
+
+    /// A line whose content is still being written goes to the writer
+    /// thread, which sends it as it comes. Only a stdio engine is asked for
+    /// one (see [`super::server::Server::complete_streamed`]); anywhere
+    /// else it is dropped, which tells its producer to stop.
+    pub(super) fn write_streamed(&self, slot: &Slot, line: StreamedLine) {
+        if let (Sink::Stdout, Some(writer)) = (&slot.sink, lock(&self.writer).as_ref()) {
+            let _ = writer.send(super::stdio::Outgoing::Streamed(line));
         }
     }
 
@@ -331,6 +342,7 @@ impl Shared {
                 self.write(slot, line, &Cause::Inbound(Some(request)))
             }
             Output::Write(line) => self.write(slot, line, cause),
+            Output::WriteStreamed(line) => self.write_streamed(slot, line),
             Output::CancelElsewhere(job) => {
                 // Stepped later on the timers' thread: this engine's lock is
                 // held here, and engines never wait for one another's.

@@ -12,6 +12,7 @@
 //! written, so the reader resumes as the client catches up.
 
 use crate::protocol::framing::{Frame, LineReader};
+use crate::protocol::streamed::StreamedLine;
 use crate::transport::backpressure::Backpressure;
 use crate::transport::forks::{self, HiddenFile};
 use crate::transport::trace::Trace;
@@ -245,13 +246,21 @@ pub fn spawn_reader(
     })
 }
 
+/// What the writer thread writes, one line each.
+pub enum Outgoing {
+    Line(String),
+    /// A line written as its content arrives; it holds the writer until
+    /// its producer is done, as a whole line would while being written.
+    Streamed(StreamedLine),
+}
+
 /// Starts the writer thread. Each message becomes one line; the buffer is
 /// flushed whenever no further message is waiting. `on_gone` runs once if
 /// the client stops reading (broken pipe). `done` is dropped when the thread
 /// ends, which is how a waiter learns that everything queued was written.
 pub fn spawn_writer(
     output: File,
-    lines: mpsc::Receiver<String>,
+    lines: mpsc::Receiver<Outgoing>,
     trace: Arc<Trace>,
     events: Events,
     on_gone: impl FnOnce() + Send + 'static,
@@ -304,8 +313,18 @@ fn write_line(
     out: &mut impl Write,
     trace: &Trace,
     pressure: &Backpressure,
-    line: String,
+    line: Outgoing,
 ) -> io::Result<usize> {
+    let line = match line {
+        Outgoing::Line(line) => line,
+        Outgoing::Streamed(line) => {
+            // Its bytes were never counted as queued: they are the
+            // producer's until written.
+            let _span = crate::util::spans::span("writer: streamed line to stdout", 0);
+            trace.note("-> a line written as it is produced");
+            return line.write_to(out);
+        }
+    };
     trace.outbound(&line);
     let _span = crate::util::spans::span("writer: line to stdout", line.len());
     out.write_all(line.as_bytes())?;

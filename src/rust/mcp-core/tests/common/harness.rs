@@ -88,6 +88,15 @@ impl Harness {
                     }
                     written.push(msg);
                 }
+                // The tests finish a streamed result's parts before it is
+                // completed, so writing it here does not wait.
+                Output::WriteStreamed(line) => {
+                    let mut bytes = Vec::new();
+                    line.write_to(&mut bytes).unwrap();
+                    let text = String::from_utf8(bytes).unwrap();
+                    let line = text.strip_suffix('\n').expect("a whole line");
+                    written.extend(self.collect(vec![Output::Write(line.to_string())]));
+                }
                 // As the server's poll does: arguments that fail their
                 // schema answer the call, which never runs.
                 Output::Run(mut job) => {

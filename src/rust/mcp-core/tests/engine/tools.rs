@@ -320,3 +320,92 @@ fn small_arguments_are_read_as_the_job_is_made_and_large_ones_by_the_tool_thread
     assert!(large.read_arguments(&registry).is_err());
     assert!(large.sent_arguments.is_none());
 }
+
+/// The `series` result `[1,2,3]` as a tool sends it whole: structured
+/// content mirrored as its text block, vouched for as conforming.
+fn series_whole() -> ToolResult {
+    ToolResult {
+        content: Vec::new(),
+        structured: raw("[1,2,3]"),
+        is_error: false,
+        meta: None,
+        vouched: mcp_core::engine::result::Vouched {
+            conforms: true,
+            mirrored: true,
+        },
+    }
+}
+
+/// The same result handed over in parts, already all written.
+fn series_streamed() -> Outcome {
+    let (sink, content) = mcp_core::protocol::streamed::json_stream();
+    assert!(sink.send("[1,".into()));
+    assert!(sink.send("2,3]".into()));
+    sink.finish();
+    Outcome::Streamed {
+        content,
+        meta: None,
+    }
+}
+
+#[test]
+fn a_streamed_result_is_the_answer_a_whole_one_would_be_in_every_revision() {
+    for version in LEGACY.iter().copied().chain([MODERN]) {
+        let mut h = harness();
+        let call = |id: u64| {
+            if version == MODERN {
+                modern(id, "tools/call", json!({"name":"series"}))
+            } else {
+                json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"series"}})
+            }
+        };
+        if version != MODERN {
+            h.initialize(version);
+        }
+        h.send(call(1));
+        let job = h.jobs.pop().unwrap();
+        let whole = h.complete(job.id, Outcome::Done(series_whole()));
+        h.send(call(2));
+        let job = h.jobs.pop().unwrap();
+        assert!(h.engine.can_stream(job.id), "{version}");
+        let streamed = h.complete(job.id, series_streamed());
+        let mut expected = whole[0].clone();
+        expected["id"] = json!(2);
+        assert_eq!(streamed[0], expected, "{version}");
+        let rev = Revision::parse(version).unwrap();
+        check_message(rev, &streamed[0], Some("CallToolResult"));
+    }
+}
+
+#[test]
+fn a_cancelled_call_drops_its_streamed_result_and_its_producer_learns_it() {
+    let mut h = harness();
+    h.initialize("2025-11-25");
+    h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"series"}}));
+    let job = h.jobs.pop().unwrap();
+    h.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}));
+    assert!(!h.engine.can_stream(job.id));
+    let (sink, content) = mcp_core::protocol::streamed::json_stream();
+    let outcome = Outcome::Streamed {
+        content,
+        meta: None,
+    };
+    assert!(h.complete(job.id, outcome).is_empty());
+    assert!(!sink.send("[1]".into()), "nobody reads the parts any more");
+}
+
+#[test]
+fn batched_calls_are_never_streamed() {
+    let mut h = harness();
+    h.initialize("2025-03-26");
+    h.send_line(r#"[{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"series"}},{"jsonrpc":"2.0","id":"b","method":"ping"}]"#);
+    let job = h.jobs.pop().unwrap();
+    assert!(!h.engine.can_stream(job.id));
+    // Streamed all the same, it is refused with an error in its batch,
+    // never written on a line of its own.
+    let r = h.complete(job.id, series_streamed());
+    let items = r[0].as_array().unwrap();
+    assert!(items
+        .iter()
+        .any(|m| m["id"] == "a" && m["error"]["code"] == -32603));
+}

@@ -130,3 +130,15 @@ fn older_revisions_have_no_tasks() {
     assert!(h.send(call(json!(3), "always", json!({}))).is_empty());
     assert_eq!(h.jobs.len(), 1);
 }
+
+#[test]
+fn a_task_result_is_never_streamed_since_it_is_stored() {
+    let mut h = harness();
+    h.init("2025-11-25", json!({}));
+    h.request(call(json!(1), "maybe", json!({"task":{"ttl":60000}})));
+    let job = h.jobs.pop().unwrap();
+    assert!(!h.engine.can_stream(job.id));
+    assert!(h.send(call(json!(2), "maybe", json!({}))).is_empty());
+    let job = h.jobs.pop().unwrap();
+    assert!(h.engine.can_stream(job.id), "the same call, not as a task");
+}

@@ -16,6 +16,7 @@ use crate::from_json_text;
 use crate::interrupt::{interrupt_pending, r_interrupter, INTERRUPT_TICK};
 use crate::result;
 use crate::rvalue::{field, RValue};
+use crate::to_json;
 use crate::tool::{plan, ToolPlan};
 use asking::answer_reply;
 use extendr_api::prelude::*;
@@ -238,8 +239,18 @@ impl McpServer {
             let output = tools
                 .get(&((tool - 1) as usize))
                 .and_then(|t| t.output.as_ref());
+            let value = RValue::of(&value);
+            if let Some(plan) = output.filter(|plan| to_json::streamable(value, plan)) {
+                if let Some(sink) = server.complete_streamed(job as JobId, None) {
+                    let _span = mcp_core::util::spans::span("R thread: rows to JSON, in parts", 0);
+                    if to_json::to_json_in_parts(value, plan, &mut |part| sink.send(part)) {
+                        sink.finish();
+                    }
+                    return;
+                }
+            }
             let span = mcp_core::util::spans::span("R thread: R value to a result", 0);
-            let result = result::from_value(RValue::of(&value), output);
+            let result = result::from_value(value, output);
             drop(span);
             drop(tools);
             server.complete(job as JobId, Outcome::Done(result));

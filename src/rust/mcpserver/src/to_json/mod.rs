@@ -60,6 +60,7 @@ impl std::fmt::Display for MapError {
 pub fn to_json(x: RValue) -> Result<String, MapError> {
     let mut w = Writer {
         out: String::new(),
+        parts: None,
         path: Vec::new(),
         objects: Vec::new(),
     };
@@ -77,11 +78,78 @@ pub fn to_json(x: RValue) -> Result<String, MapError> {
 pub fn to_json_directed(x: RValue, plan: &Node) -> Result<String, MapError> {
     let mut w = Writer {
         out: String::new(),
+        parts: None,
         path: Vec::new(),
         objects: Vec::new(),
     };
     w.directed_in(x, plan, Place::Root)?;
     Ok(w.out)
+}
+
+/// Tables smaller than this many cells are written whole: the overlap
+/// [`to_json_in_parts`] buys is worth its hand-overs only for large ones.
+const STREAMED_CELLS: usize = 10_000;
+
+/// Bytes of rows handed over at a time by [`to_json_in_parts`].
+const PART_BYTES: usize = 256 * 1024;
+
+/// Whether [`to_json_in_parts`] can write `x` under `plan`: a large data
+/// frame written as rows that certainly conforms to the schema (see
+/// [`conforms`]) and whose every cell is written without a possible error
+/// (atomic columns, no `NA` where the schema refuses one). Only for such a
+/// value is the JSON known to come out whole before any of it is written,
+/// which a response sent while it is written needs.
+pub fn streamable(x: RValue, plan: &Node) -> bool {
+    let Kind::Array(items) = &plan.kind else {
+        return false;
+    };
+    let Kind::Object(object) = &items.kind else {
+        return false;
+    };
+    let ok = x.kind() == SEXPTYPE::VECSXP
+        && x.inherits("data.frame")
+        && x.len() * data_frame_rows(x) >= STREAMED_CELLS
+        && conforms(x, plan);
+    if !ok {
+        return false;
+    }
+    let names = x.names();
+    let mut seen = std::collections::HashSet::new();
+    (0..x.len()).all(|j| {
+        let Some(key) = names.string(j).filter(|k| !k.is_empty()) else {
+            return false;
+        };
+        let fresh = seen.insert(key.clone().into_owned());
+        let Column::Atomic(column) = Column::new(element(x, j)) else {
+            return false;
+        };
+        let refuses_missing = match object.field(&key).map(|f| (f, &f.node.kind)) {
+            None => false,
+            Some((field, Kind::Scalar(_))) => missing_in(field) == Missing::Refused,
+            Some((_, Kind::Array(items))) => {
+                !items.nullable && matches!(items.kind, Kind::Scalar(_))
+            }
+            Some(_) => false,
+        };
+        fresh && !(refuses_missing && (0..column.len()).any(|i| column.is_missing(i)))
+    })
+}
+
+/// Writes a [`streamable`] value as [`to_json_directed`] would, handing
+/// each finished part of about [`PART_BYTES`] to `send` as soon as it is
+/// written, the last one included. False if `send` said nobody reads any
+/// more, where writing stopped.
+pub fn to_json_in_parts(x: RValue, plan: &Node, send: &mut dyn FnMut(String) -> bool) -> bool {
+    let mut w = Writer {
+        out: String::with_capacity(PART_BYTES + PART_BYTES / 8),
+        parts: Some(send),
+        path: Vec::new(),
+        objects: Vec::new(),
+    };
+    let written = w.directed_in(x, plan, Place::Root);
+    debug_assert!(written.is_ok(), "a streamable value failed: {written:?}");
+    let rest = std::mem::take(&mut w.out);
+    w.parts.as_mut().is_some_and(|send| send(rest))
 }
 
 /// Where a value sits, for the advice on a missing one.
@@ -134,15 +202,18 @@ enum Segment {
     Index(usize),
 }
 
-struct Writer {
+struct Writer<'a> {
     out: String,
+    /// Where finished parts of a table's rows go as they are written (see
+    /// [`to_json_in_parts`]); false back once nobody reads them.
+    parts: Option<&'a mut dyn FnMut(String) -> bool>,
     path: Vec<Segment>,
     /// The classed lists being written, outermost first: the depth of the
     /// path where each sits, and its first class.
     objects: Vec<(usize, String)>,
 }
 
-impl Writer {
+impl Writer<'_> {
     fn error(&self, problem: String) -> MapError {
         let object = self
             .objects
@@ -441,11 +512,18 @@ impl Writer {
                 p
             })
             .collect();
-        self.out.reserve(nrow * (ncol * 12 + 2));
+        // Only the table at the root is handed over in parts.
+        let in_parts = self.parts.is_some() && self.path.is_empty();
+        if !in_parts {
+            self.out.reserve(nrow * (ncol * 12 + 2));
+        }
         let begin = self.out.len();
         self.out.push('[');
         for i in 0..nrow {
-            if i == SAMPLE_ROWS && nrow > 2 * SAMPLE_ROWS {
+            if in_parts && self.out.len() >= PART_BYTES && !self.hand_over() {
+                return Ok(());
+            }
+            if i == SAMPLE_ROWS && nrow > 2 * SAMPLE_ROWS && !in_parts {
                 // Room for the rest as the first rows measure them (and a
                 // little more), so a large table is not copied as it grows.
                 let per_row = (self.out.len() - begin) / SAMPLE_ROWS;
@@ -518,6 +596,19 @@ impl Writer {
         }
         self.out.push(']');
         Ok(())
+    }
+
+    /// Hands what is written so far to the parts' receiver; false if it
+    /// reads no more.
+    fn hand_over(&mut self) -> bool {
+        let part = std::mem::replace(
+            &mut self.out,
+            String::with_capacity(PART_BYTES + PART_BYTES / 8),
+        );
+        match self.parts.as_mut() {
+            Some(send) => send(part),
+            None => true,
+        }
     }
 
     fn value(&mut self, x: RValue) -> Result<(), MapError> {
