@@ -14,7 +14,9 @@ streamed_tool_code <- c(
   "rows_tool <- tool(rows, 'Rows of a table',",
   "  arguments = list(n = type_integer(), hole = type_boolean(required = FALSE)),",
   "  output_schema = type_array(type_object(id = type_integer(), x = type_number(),",
-  "                                         name = type_string())))"
+  "                                         name = type_string())))",
+  "open_rows <- function(n) tool_result(structured_content = list(rows = rows(n)))",
+  "open_tool <- tool(open_rows, 'Rows, no output schema', arguments = list(n = type_integer()))"
 )
 
 # The tool, also in this process: what the server sends for it, written
@@ -26,13 +28,13 @@ streamed_env <- function() {
 }
 
 start_streamed_server <- function(env = parent.frame()) {
-  script <- server_script(c(streamed_tool_code, "mcp_server(list(rows_tool))"), env = env)
+  script <- server_script(c(streamed_tool_code, "mcp_server(list(rows_tool, open_tool))"), env = env)
   start_server(script, env = env, extra_env = c(MCPSERVER_TRACE = "1"))
 }
 
 # What the server sends for `rows_tool` returning `value`, written whole.
-whole_answer <- function(env, value, rev) {
-  mcpserver:::tool_result_for_test_(attr(env$rows_tool, "mcpserver_tool"), value, rev)
+whole_answer <- function(env, value, rev, tool = env$rows_tool) {
+  mcpserver:::tool_result_for_test_(attr(tool, "mcpserver_tool"), value, rev)
 }
 
 # The raw text of the last line received.
@@ -57,6 +59,24 @@ test_that("a large table is sent as it is written, byte for byte the answer writ
     expect_equal(finish(client), 0)
     expect_match(client$proc$read_all_error(), streamed_note, fixed = TRUE)
   }
+})
+
+test_that("a large result written already is sent as the writer escapes it, byte for byte", {
+  # tool_result(structured_content =) without an output schema: the JSON
+  # exists before the call ends; the writer escapes its text mirror while
+  # it sends it.
+  env <- streamed_env()
+  client <- start_streamed_server()
+  initialize(client)
+  call_tool(client, 1L, "open_rows", list(n = 5000L))
+  expected <- paste0(
+    '{"jsonrpc":"2.0","id":1,"result":',
+    whole_answer(env, env$open_rows(5000L), "2025-11-25", env$open_tool), "}"
+  )
+  expect_true(identical(last_line(client), expected))
+  expect_wire_valid(last_line(client), "2025-11-25", "CallToolResult")
+  expect_equal(finish(client), 0)
+  expect_match(client$proc$read_all_error(), streamed_note, fixed = TRUE)
 })
 
 test_that("the mirror and the structured content of a streamed table hold the same rows", {

@@ -194,8 +194,13 @@ impl Engine {
                 opentelemetry::KeyValue::new("mcp.time_limit.seconds", limit.as_secs_f64());
             self.span_event(&state.request_id, "time limit reached", vec![seconds]);
         }
-        if let Outcome::Streamed { content, meta } = outcome {
-            self.respond_streamed(&state, content, meta, out);
+        if let Outcome::Streamed {
+            content,
+            meta,
+            object,
+        } = outcome
+        {
+            self.respond_streamed(&state, content, (meta, object), out);
             return;
         }
         let settled = self.settle(&state, outcome);
@@ -240,7 +245,7 @@ impl Engine {
         &mut self,
         state: &JobState,
         content: crate::protocol::streamed::JsonStream,
-        meta: Option<Map<String, Value>>,
+        shape: (Option<Map<String, Value>>, bool),
         out: &mut Vec<Output>,
     ) {
         if state.task.is_some() || self.batch_of.contains_key(&state.request_id) {
@@ -261,7 +266,7 @@ impl Engine {
         let line = result::render_streamed(
             state.registry.tool(state.tool),
             &state.request_id,
-            meta,
+            shape,
             state.revision,
             plan.extra_meta.as_ref(),
             content,

@@ -123,10 +123,12 @@ pub enum Outcome {
     /// A successful result of structured content only, still being
     /// written (see [`crate::protocol::streamed`]): its response line is
     /// sent as the parts arrive. Only for a job [`super::Engine::can_stream`]
-    /// allowed; `meta` is the result's own `_meta`.
+    /// allowed; `meta` is the result's own `_meta`, `object` whether the
+    /// content is a JSON object.
     Streamed {
         content: crate::protocol::streamed::JsonStream,
         meta: Option<serde_json::Map<String, Value>>,
+        object: bool,
     },
 }
 

@@ -179,6 +179,10 @@ pub struct Vouched {
 pub struct JsonText(Box<str>);
 
 impl JsonText {
+    pub fn into_string(self) -> String {
+        self.0.into_string()
+    }
+
     /// Text a JSON writer produced, taken as it is: a large result is not
     /// read again just to learn that it is JSON.
     pub fn written(text: String) -> JsonText {
@@ -345,7 +349,7 @@ fn render_checked(
             match hole {
                 // SAFETY: `escape_into` appends whole UTF-8 characters and
                 // ASCII escapes only.
-                Hole::Mirror => escape_into(unsafe { out.as_mut_vec() }, text),
+                Hole::Mirror => escape_into(unsafe { out.as_mut_vec() }, text.as_bytes()),
                 Hole::Structured => out.push_str(text),
             }
         },
@@ -425,11 +429,12 @@ fn lay_out(
 /// A successful result whose only content is structured content that is
 /// still being written, mirrored as its text block (see
 /// [`crate::protocol::streamed`]): the response line for request `id`
-/// around it. `meta` is the tool's own result `_meta`.
+/// around it. `meta` is the tool's own result `_meta`; `object` whether
+/// the content is a JSON object (anything else may be wrapped).
 pub fn render_streamed(
     tool: &Tool,
     id: &crate::protocol::jsonrpc::RequestId,
-    meta: Option<Map<String, Value>>,
+    (meta, object): (Option<Map<String, Value>>, bool),
     rev: Revision,
     extra_meta: Option<&Map<String, Value>>,
     content: JsonStream,
@@ -441,10 +446,9 @@ pub fn render_streamed(
         meta,
         vouched: Vouched::default(),
     };
-    // The content is a data frame's rows: an array.
     let shape = Shape {
         mirror: true,
-        structured: Some(false),
+        structured: Some(object),
     };
     let mut pieces = Vec::new();
     let mut out = crate::protocol::jsonrpc::success_head(id);
@@ -519,7 +523,7 @@ mod tests {
     fn push_json_string(out: &mut String, text: &str) {
         out.push('"');
         // SAFETY: as in `render_checked`.
-        escape_into(unsafe { out.as_mut_vec() }, text);
+        escape_into(unsafe { out.as_mut_vec() }, text.as_bytes());
         out.push('"');
     }
 

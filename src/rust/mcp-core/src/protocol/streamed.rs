@@ -104,10 +104,15 @@ impl StreamedLine {
                 break;
             };
             if self.mirror {
-                escaped.clear();
-                escape_into(&mut escaped, &text);
-                out.write_all(&escaped)?;
-                written += escaped.len();
+                // A block at a time, so that a part handed over whole (a
+                // result written before the call ended) is escaped while
+                // the pipe drains, not all before it.
+                for block in text.as_bytes().chunks(ESCAPED_BLOCK) {
+                    escaped.clear();
+                    escape_into(&mut escaped, block);
+                    out.write_all(&escaped)?;
+                    written += escaped.len();
+                }
             }
             if self.structured {
                 kept.push(text);
@@ -128,6 +133,9 @@ impl StreamedLine {
     }
 }
 
+/// Bytes escaped at a time by [`StreamedLine::write_to`].
+const ESCAPED_BLOCK: usize = 64 * 1024;
+
 /// What each byte becomes in a JSON string: 0 for itself, `u` for a
 /// `\u00XX` escape, otherwise the letter after the backslash.
 const ESCAPES: [u8; 256] = {
@@ -147,15 +155,17 @@ const ESCAPES: [u8; 256] = {
     table
 };
 
-/// Appends `text` escaped as the inside of a JSON string, as serde_json
-/// escapes it. JSON text is full of quotes (two per key), so each byte is
-/// looked up and pushed rather than copying runs between escapes.
-pub fn escape_into(out: &mut Vec<u8>, text: &str) {
+/// Appends the UTF-8 bytes `text` escaped as the inside of a JSON string,
+/// as serde_json escapes them. Bytes of multi-byte characters are copied
+/// as they are, so `text` may be cut anywhere and escaped piece by piece.
+/// JSON text is full of quotes (two per key), so each byte is looked up
+/// and pushed rather than copying runs between escapes.
+pub fn escape_into(out: &mut Vec<u8>, text: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     // Quotes and backslashes at most double a byte; control bytes, rare in
     // JSON text, may ask for more room below.
     out.reserve(text.len() + text.len() / 4 + 16);
-    for &b in text.as_bytes() {
+    for &b in text {
         let escape = ESCAPES[b as usize];
         if escape == 0 {
             out.push(b);
@@ -231,12 +241,17 @@ mod tests {
     #[test]
     fn escaping_matches_serde_json_for_every_byte_class() {
         let text = "plain \"q\" \\ \n\r\t\u{8}\u{c}\u{0}\u{1f}\u{7f} é😀";
-        let mut out = Vec::new();
-        escape_into(&mut out, text);
         let expected = serde_json::to_string(text).unwrap();
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            expected[1..expected.len() - 1]
-        );
+        let expected = &expected[1..expected.len() - 1];
+        let mut out = Vec::new();
+        escape_into(&mut out, text.as_bytes());
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+        // Cut at every byte, inside characters too.
+        for cut in 0..text.len() {
+            let mut out = Vec::new();
+            escape_into(&mut out, &text.as_bytes()[..cut]);
+            escape_into(&mut out, &text.as_bytes()[cut..]);
+            assert_eq!(String::from_utf8(out).unwrap(), expected, "cut at {cut}");
+        }
     }
 }

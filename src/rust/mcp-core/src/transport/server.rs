@@ -659,11 +659,13 @@ impl Server {
     /// the writer sends the parts as they come. `None` when the job's
     /// answer cannot be sent that way (over HTTP, in a batch, as a task's
     /// result, cancelled, ...): the caller completes it as usual. `meta` is
-    /// the result's own `_meta`.
+    /// the result's own `_meta`; `object` whether the content is a JSON
+    /// object.
     pub fn complete_streamed(
         &self,
         job: JobId,
         meta: Option<serde_json::Map<String, serde_json::Value>>,
+        object: bool,
     ) -> Option<JsonSink> {
         if self.in_forked_child() {
             return None;
@@ -675,7 +677,14 @@ impl Server {
         let (sink, content) = json_stream();
         // Cancelled since the question: the engine drops `content`, and
         // the sink tells the caller nobody reads.
-        self.complete(job, Outcome::Streamed { content, meta });
+        self.complete(
+            job,
+            Outcome::Streamed {
+                content,
+                meta,
+                object,
+            },
+        );
         Some(sink)
     }
 

@@ -345,6 +345,7 @@ fn series_streamed() -> Outcome {
     Outcome::Streamed {
         content,
         meta: None,
+        object: false,
     }
 }
 
@@ -389,6 +390,7 @@ fn a_cancelled_call_drops_its_streamed_result_and_its_producer_learns_it() {
     let outcome = Outcome::Streamed {
         content,
         meta: None,
+        object: false,
     };
     assert!(h.complete(job.id, outcome).is_empty());
     assert!(!sink.send("[1]".into()), "nobody reads the parts any more");

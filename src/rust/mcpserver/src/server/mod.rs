@@ -241,7 +241,7 @@ impl McpServer {
                 .and_then(|t| t.output.as_ref());
             let value = RValue::of(&value);
             if let Some(plan) = output.filter(|plan| to_json::streamable(value, plan)) {
-                if let Some(sink) = server.complete_streamed(job as JobId, None) {
+                if let Some(sink) = server.complete_streamed(job as JobId, None, false) {
                     let _span = mcp_core::util::spans::span("R thread: rows to JSON, in parts", 0);
                     if to_json::to_json_in_parts(value, plan, &mut |part| sink.send(part)) {
                         sink.finish();
@@ -252,8 +252,11 @@ impl McpServer {
             let span = mcp_core::util::spans::span("R thread: R value to a result", 0);
             let result = result::from_value(value, output);
             drop(span);
+            let checked = output.is_none() || result.vouched.conforms;
             drop(tools);
-            server.complete(job as JobId, Outcome::Done(result));
+            if let Some(result) = send_written(server, job as JobId, result, checked) {
+                server.complete(job as JobId, Outcome::Done(result));
+            }
         }
     }
 
@@ -834,6 +837,43 @@ fn arguments_from_text_for_test_(specs: List, tool: i32, json: &str) -> Robj {
     }
     let arguments = unsafe { Robj::from_sexp(from_json::arguments(&args, &plan.arguments)) };
     list!(arguments = arguments, read = "whole").into()
+}
+
+/// Results written already that are worth handing to the writer whole.
+const WRITTEN_STREAMED_BYTES: usize = 256 * 1024;
+
+/// Sends a large result that is structured content only, written already
+/// and mirrored as its text block (`tool_result(structured_content =)`),
+/// through the writer thread, which escapes the mirror as it sends it
+/// instead of R's thread escaping it first (see
+/// `Server::complete_streamed`). `checked`: the result needs no output
+/// schema check. The result back when it cannot go that way.
+fn send_written(
+    server: &Server,
+    job: JobId,
+    result: ToolResult,
+    checked: bool,
+) -> Option<ToolResult> {
+    let shape = match &result.structured {
+        Some(json)
+            if checked
+                && !result.is_error
+                && result.content.is_empty()
+                && result.vouched.mirrored
+                && json.get().len() >= WRITTEN_STREAMED_BYTES =>
+        {
+            json.get().starts_with('{')
+        }
+        _ => return Some(result),
+    };
+    let Some(sink) = server.complete_streamed(job, result.meta.clone(), shape) else {
+        return Some(result);
+    };
+    let json = result.structured.expect("matched above").into_string();
+    if sink.send(json) {
+        sink.finish();
+    }
+    None
 }
 
 extendr_module! {
