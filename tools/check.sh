@@ -7,9 +7,9 @@
 # here: the package index of CRAN (and of Bioconductor) is an empty local
 # repository, and the incoming checks that ask CRAN's servers are off
 # (_R_CHECK_CRAN_INCOMING_REMOTE_).
-# A suggested package that cannot be installed here (ellmer is only on
-# CRAN) is not forced (_R_CHECK_FORCE_SUGGESTS_=false, set only then): its
-# tests skip. Fails on any ERROR or WARNING; prints every NOTE.
+# A suggested package that cannot be installed here (btw and ellmer are
+# only on CRAN) is not forced (_R_CHECK_FORCE_SUGGESTS_=false, set only
+# then): its tests skip. Fails on any ERROR or WARNING; prints every NOTE.
 #   tools/check.sh            # R CMD check --as-cran
 #   tools/check.sh --plain    # plain R CMD check
 # The PDF manual needs LaTeX; without pdflatex it is left out (--no-manual),
