@@ -78,8 +78,9 @@ R_PROFILE_USER="$profile" R_REPOSITORIES="$repositories" \
 
 log=mcpserver.Rcheck/00check.log
 echo
-# Every NOTE, WARNING and ERROR with its explanation (indented lines).
-awk '/\.\.\. (NOTE|WARNING|ERROR)$/ {show = 1; print; next} /^\* / {show = 0} show' "$log"
+# Every NOTE, WARNING and ERROR with its explanation (indented lines); a
+# slow step has its time before the verdict ("... [10s/11s] NOTE").
+awk '/\.\.\. (\[[^]]*\] )?(NOTE|WARNING|ERROR)$/ {show = 1; print; next} /^\* / {show = 0} show' "$log"
 status=$(grep '^Status:' "$log" || echo "Status: no result")
 echo "$status"
 if grep -q -E '^Status:.*(ERROR|WARNING)' "$log" || ! grep -q '^Status:' "$log"; then
