@@ -92,6 +92,16 @@ call_tool <- function(client, id, name, arguments = setNames(list(), character()
   request(client, id, "tools/call", list(name = name, arguments = arguments))
 }
 
+# Whether the server's stdout has data within `timeout` seconds, read or
+# not (its stderr is drained meanwhile, so the server never blocks on it).
+output_ready <- function(client, timeout = 60) {
+  deadline <- Sys.time() + timeout
+  while (client$proc$poll_io(1000)[["output"]] != "ready" && Sys.time() < deadline) {
+    client$proc$read_error()
+  }
+  client$proc$poll_io(0)[["output"]] == "ready"
+}
+
 # Closes stdin and waits for the process to end; returns its exit status.
 finish <- function(client, timeout = 10) {
   close(client$proc$get_input_connection())

@@ -288,11 +288,7 @@ test_that("a client that closes stdin and never reads a large answer lets the se
     params = list(name = "rows", arguments = list(n = 300000L))))
   # The answer (about 16 MB) is being written once stdout has data: the
   # tool is done. Nothing reads it, so the server's writer blocks.
-  deadline <- Sys.time() + 60
-  while (client$proc$poll_io(1000)[["output"]] != "ready" && Sys.time() < deadline) {
-    client$proc$read_error()
-  }
-  expect_equal(client$proc$poll_io(0)[["output"]], "ready")
+  expect_true(output_ready(client))
   close(client$proc$get_input_connection())
   closed <- Sys.time()
   # The server gives the client its drain bound (5 s) and exits.
