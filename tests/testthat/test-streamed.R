@@ -120,12 +120,18 @@ test_that("tables that cannot be streamed are answered whole, as before", {
   expect_false(grepl(streamed_note, client$proc$read_all_error(), fixed = TRUE))
 })
 
-test_that("a client that goes away while a table is streamed leaves the server to exit", {
-  client <- start_streamed_server()
+# A server writing a streamed table of 400,000 rows to stdout.
+streaming_server <- function(env = parent.frame()) {
+  client <- start_streamed_server(env)
   initialize(client)
   send(client, list(jsonrpc = "2.0", id = 1L, method = "tools/call",
     params = list(name = "rows", arguments = list(n = 400000L))))
   expect_true(output_ready(client))
+  client
+}
+
+test_that("a client that goes away while a table is streamed leaves the server to exit", {
+  client <- streaming_server()
   close(client$proc$get_output_connection())
   close(client$proc$get_input_connection())
   client$proc$wait(20000)
@@ -133,11 +139,7 @@ test_that("a client that goes away while a table is streamed leaves the server t
 })
 
 test_that("a client that closes stdin and never reads a streamed table lets the server exit", {
-  client <- start_streamed_server()
-  initialize(client)
-  send(client, list(jsonrpc = "2.0", id = 1L, method = "tools/call",
-    params = list(name = "rows", arguments = list(n = 400000L))))
-  expect_true(output_ready(client))
+  client <- streaming_server()
   close(client$proc$get_input_connection())
   closed <- Sys.time()
   # The writer is stuck on the pipe; the server waits its drain bound (5 s).
