@@ -9,25 +9,26 @@ use super::job::Job;
 use crate::engine::registry::{Registry, Tool};
 use crate::engine::result::ToolResult;
 use crate::protocol::validation::Problems;
+use crate::util::shared_text::SharedText;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use std::sync::Arc;
 
 /// What a request keeps of its params as the client wrote them.
 #[derive(Default)]
 pub(super) struct Verbatim {
     /// `_meta` of a `tools/call`, for its progress token's exact spelling.
     pub(super) meta: Option<Box<RawValue>>,
-    /// The `arguments` object of a `tools/call`, read and checked later.
-    pub(super) arguments: Option<Arc<str>>,
+    /// The `arguments` object of a `tools/call`, read and checked later: a
+    /// slice of the line it came in.
+    pub(super) arguments: Option<SharedText>,
 }
 
 /// A request's params, parsed. A `tools/call` keeps its arguments object
 /// as text (see [`Verbatim`]), so no tree is built for it here.
 pub(super) fn read_params(
     method: &str,
-    raw: Option<&RawValue>,
+    raw: Option<&SharedText>,
 ) -> serde_json::Result<(Value, Verbatim)> {
     let Some(raw) = raw else {
         return Ok((Value::Null, Verbatim::default()));
@@ -46,7 +47,7 @@ pub(super) fn read_params(
         params.remove(&name);
         match name.as_str() {
             "arguments" if value.get().starts_with('{') => {
-                verbatim.arguments = Some(Arc::from(value.get()));
+                verbatim.arguments = Some(raw.slice(value.get()));
                 continue;
             }
             // Not an object: left in the params, which refuse it.
@@ -179,4 +180,27 @@ pub(super) fn arguments_for_state(tool: &Tool, sent: Option<&str>) -> Map<String
     };
     arguments.retain(|name, value| !value.is_null() || required(name));
     arguments
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_a_slice_of_the_params_not_a_copy() {
+        let params = SharedText::from(
+            r#"{"name":"t","arguments":{"x":[0,0,0]},"_meta":{"progressToken":7}}"#,
+        );
+        let (read, verbatim) = read_params("tools/call", Some(&params)).unwrap();
+        let arguments = verbatim.arguments.expect("arguments kept as text");
+        assert_eq!(&*arguments, r#"{"x":[0,0,0]}"#);
+        let base = params.as_ptr() as usize;
+        let at = arguments.as_ptr() as usize;
+        assert!(at > base && at + arguments.len() < base + params.len());
+        // The other members are read as values; arguments are left out.
+        assert_eq!(
+            read,
+            serde_json::json!({"name": "t", "_meta": {"progressToken": 7}})
+        );
+    }
 }

@@ -13,6 +13,7 @@ use super::wire::{
 use crate::protocol::jsonrpc::{self, Message, RequestId};
 use crate::protocol::logging::LogLevel;
 use crate::protocol::revision::Revision;
+use crate::util::shared_text::SharedText;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -45,8 +46,8 @@ pub(super) struct CancelledParams<'a> {
     pub(super) request_id: &'a RawValue,
 }
 
-pub(super) fn cancelled_request_id(params: &RawValue) -> Option<RequestId> {
-    let parsed: CancelledParams = serde_json::from_str(params.get()).ok()?;
+pub(super) fn cancelled_request_id(params: &str) -> Option<RequestId> {
+    let parsed: CancelledParams = serde_json::from_str(params).ok()?;
     RequestId::from_raw(parsed.request_id)
 }
 
@@ -226,10 +227,10 @@ impl Engine {
         &mut self,
         id: RequestId,
         method: &str,
-        raw: Option<Box<RawValue>>,
+        raw: Option<SharedText>,
         out: &mut Vec<Output>,
     ) {
-        let (params, raw) = match read_params(method, raw.as_deref()) {
+        let (params, raw) = match read_params(method, raw.as_ref()) {
             Ok(read) => read,
             Err(e) => {
                 self.begin_span(&id, method, &Value::Null, None);
@@ -416,7 +417,7 @@ impl Engine {
     pub(super) fn on_notification(
         &mut self,
         method: &str,
-        params: Option<Box<RawValue>>,
+        params: Option<SharedText>,
         out: &mut Vec<Output>,
     ) {
         if method == "notifications/cancelled" {

@@ -13,6 +13,7 @@ use crate::engine::catalog::ListKind;
 use crate::engine::result::{Block, Content, ResourceBody, ToolResult};
 use crate::protocol::jsonrpc::{self, RequestId};
 use crate::protocol::revision::Revision;
+use crate::util::shared_text::SharedText;
 use serde_json::{json, Map, Value};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -42,7 +43,7 @@ impl Engine {
             let text = self.too_many_calls(&id);
             return self.respond(&id, text, out);
         }
-        let arguments: Arc<str> = Arc::from(Value::Object(call.arguments).to_string());
+        let arguments = SharedText::from(Value::Object(call.arguments).to_string());
         let meta = params.get("_meta").and_then(Value::as_object).cloned();
         let caps = self.client_capabilities(meta.as_ref(), rev);
         let answers = if call.may_ask {

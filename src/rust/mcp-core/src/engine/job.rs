@@ -8,6 +8,7 @@ use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::logging::LogLevel;
 use crate::protocol::revision::Revision;
 use crate::util::ids::JobId;
+use crate::util::shared_text::SharedText;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -64,7 +65,7 @@ pub struct Job {
     /// The arguments object as the client sent it (`None`: no arguments),
     /// until [`Job::read_arguments`] reads it; after
     /// [`Job::check_arguments`], large arguments checked but not read.
-    pub sent_arguments: Option<Arc<str>>,
+    pub sent_arguments: Option<SharedText>,
     pub context: CallContext,
     /// What reading small arguments early found, until
     /// [`Job::read_arguments`] hands it over.
@@ -84,7 +85,7 @@ pub(crate) struct NewJob {
     pub(crate) handler: usize,
     pub(crate) rev: Revision,
     /// The arguments object as sent (`None`: no arguments).
-    pub(crate) arguments: Option<Arc<str>>,
+    pub(crate) arguments: Option<SharedText>,
     /// The request's `params._meta`.
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) client_info: Option<Arc<Value>>,
@@ -200,7 +201,7 @@ pub(super) struct JobState {
     pub(super) task: Option<String>,
     /// What an `input_required` result must bind its state to (2026-07-28):
     /// the arguments object as sent.
-    pub(super) arguments: Option<Arc<str>>,
+    pub(super) arguments: Option<SharedText>,
     pub(super) answers: Map<String, Value>,
     /// How the handler may ask for input; decides what stopping at an
     /// input request answers.

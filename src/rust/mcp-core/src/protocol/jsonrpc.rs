@@ -4,6 +4,7 @@
 //! size and strings with any escapes round-trip unchanged. Parameters stay
 //! raw until the method that owns them parses them.
 
+use crate::util::shared_text::SharedText;
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -72,11 +73,12 @@ pub enum Message {
     Request {
         id: RequestId,
         method: String,
-        params: Option<Box<RawValue>>,
+        /// A slice of the line, not a copy (see [`SharedText`]).
+        params: Option<SharedText>,
     },
     Notification {
         method: String,
-        params: Option<Box<RawValue>>,
+        params: Option<SharedText>,
     },
     /// A response the client sent to a request of ours.
     Response {
@@ -134,24 +136,31 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::
     <&RawValue>::deserialize(d).map(Some)
 }
 
-/// Classifies one line (without its line terminator).
-pub fn parse_line(bytes: &[u8]) -> Line {
-    let text = match std::str::from_utf8(bytes) {
-        Ok(text) => text.trim_start_matches(|c: char| c.is_ascii_whitespace()),
-        Err(e) => return not_utf8(bytes, e.valid_up_to()),
+/// Classifies one line (without its line terminator). An owned line
+/// (`Vec<u8>`) is not copied: the params of its messages are slices of it.
+pub fn parse_line(bytes: impl Into<Vec<u8>>) -> Line {
+    let text = match String::from_utf8(bytes.into()) {
+        Ok(text) => SharedText::new(text),
+        Err(e) => return not_utf8(e.as_bytes(), e.utf8_error().valid_up_to()),
     };
-    if text.trim_end().is_empty() {
+    let trimmed = text.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    if trimmed.trim_end().is_empty() {
         return Line::Blank;
     }
-    if text.starts_with('[') {
-        return match serde_json::from_str::<Vec<&RawValue>>(text) {
-            Ok(items) => Line::Batch(items.into_iter().map(classify_raw).collect()),
-            Err(e) => syntax_or_invalid(text, e),
+    if trimmed.starts_with('[') {
+        return match serde_json::from_str::<Vec<&RawValue>>(trimmed) {
+            Ok(items) => Line::Batch(
+                items
+                    .into_iter()
+                    .map(|item| classify_raw(item, &text))
+                    .collect(),
+            ),
+            Err(e) => syntax_or_invalid(trimmed, e),
         };
     }
-    match serde_json::from_str::<Envelope>(text) {
-        Ok(env) => Line::Single(classify(env)),
-        Err(e) => syntax_or_invalid(text, e),
+    match serde_json::from_str::<Envelope>(trimmed) {
+        Ok(env) => Line::Single(classify(env, &text)),
+        Err(e) => syntax_or_invalid(trimmed, e),
     }
 }
 
@@ -166,7 +175,10 @@ fn not_utf8(bytes: &[u8], at: usize) -> Line {
     if !text.starts_with('{') {
         return Line::ParseError(reason);
     }
-    let (id, response) = match serde_json::from_str::<Envelope>(text).map(classify) {
+    let lossy_line = SharedText::from(text);
+    let classified =
+        serde_json::from_str::<Envelope>(&lossy_line).map(|e| classify(e, &lossy_line));
+    let (id, response) = match classified {
         Ok(Message::Request { id, .. } | Message::Invalid { id: Some(id), .. }) => (id, false),
         Ok(Message::Response { id, .. }) => (id, true),
         _ => return Line::ParseError(reason),
@@ -209,9 +221,9 @@ fn describe_parse_error(e: &serde_json::Error) -> String {
     }
 }
 
-fn classify_raw(raw: &RawValue) -> Message {
+fn classify_raw(raw: &RawValue, line: &SharedText) -> Message {
     match serde_json::from_str::<Envelope>(raw.get()) {
-        Ok(env) => classify(env),
+        Ok(env) => classify(env, line),
         Err(e) => Message::Invalid {
             id: None,
             reason: shape_reason(raw.get(), &e),
@@ -219,7 +231,8 @@ fn classify_raw(raw: &RawValue) -> Message {
     }
 }
 
-fn classify(env: Envelope) -> Message {
+/// `line` is the text `env` was read from, whose slices the params become.
+fn classify(env: Envelope, line: &SharedText) -> Message {
     let id = env.id.map(RequestId::from_raw);
     let echo = id.clone().flatten();
     let invalid = |reason: &str| Message::Invalid {
@@ -242,7 +255,7 @@ fn classify(env: Envelope) -> Message {
     let Ok(method) = serde_json::from_str::<String>(method.get()) else {
         return invalid("`method` must be a string");
     };
-    let params = env.params.map(RawValue::to_owned);
+    let params = env.params.map(|params| line.slice(params.get()));
     match id {
         None => Message::Notification { method, params },
         Some(Some(id)) => Message::Request { id, method, params },
@@ -572,6 +585,48 @@ mod tests {
                 String::from_utf8_lossy(line)
             );
         }
+    }
+
+    /// Whether `part` lies inside the buffer `base..base + len`.
+    fn borrowed_from(part: &str, base: usize, len: usize) -> bool {
+        let at = part.as_ptr() as usize;
+        at >= base && at + part.len() <= base + len
+    }
+
+    #[test]
+    fn an_owned_line_is_not_copied_its_params_are_slices_of_it() {
+        let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"x":[1,2,3]}}}"#.to_vec();
+        let (base, len) = (line.as_ptr() as usize, line.len());
+        let Line::Single(Message::Request {
+            params: Some(params),
+            ..
+        }) = parse_line(line)
+        else {
+            panic!("not a request");
+        };
+        assert_eq!(params.get(), r#"{"name":"t","arguments":{"x":[1,2,3]}}"#);
+        assert!(borrowed_from(&params, base, len));
+        // Each message of a batch shares the one line too.
+        let batch = br#"[{"jsonrpc":"2.0","method":"n","params":{"a":1}},{"jsonrpc":"2.0","id":2,"method":"m","params":[2]}]"#.to_vec();
+        let (base, len) = (batch.as_ptr() as usize, batch.len());
+        let Line::Batch(messages) = parse_line(batch) else {
+            panic!("not a batch");
+        };
+        let texts: Vec<_> = messages
+            .iter()
+            .map(|m| match m {
+                Message::Request {
+                    params: Some(p), ..
+                }
+                | Message::Notification {
+                    params: Some(p), ..
+                } => p.clone(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(texts[0].get(), r#"{"a":1}"#);
+        assert_eq!(texts[1].get(), "[2]");
+        assert!(texts.iter().all(|p| borrowed_from(p, base, len)));
     }
 
     #[test]

@@ -524,8 +524,8 @@ impl Shared {
                 // Parsed before the lock is taken, so a large line holds up
                 // neither the tool's thread nor the timers.
                 let span = crate::util::spans::span("reader: parse the line", bytes.len());
-                let line = jsonrpc::parse_line(&bytes);
-                drop(bytes);
+                // The line is handed over, not copied: params are its slices.
+                let line = jsonrpc::parse_line(bytes);
                 drop(span);
                 self.step(Cause::Inbound(None), |e, out| e.on_parsed_line(line, out))
             }

@@ -56,7 +56,7 @@ pub(super) fn body_routing(line: &Line, body: &[u8]) -> BodyRouting {
             params: params
                 .as_deref()
                 .filter(|p| names_version(p))
-                .and_then(|p| serde_json::from_str(p.get()).ok()),
+                .and_then(|p| serde_json::from_str(p).ok()),
             initialize: method == "initialize",
         },
         Line::Single(Message::Response { .. } | Message::Invalid { .. }) => {
@@ -78,13 +78,12 @@ pub(super) fn body_routing(line: &Line, body: &[u8]) -> BodyRouting {
 
 /// Whether params' `_meta` names a protocol version. Params that are not an
 /// object are read whole, to answer exactly as for any other JSON.
-pub(super) fn names_version(params: &RawValue) -> bool {
+pub(super) fn names_version(text: &str) -> bool {
     #[derive(Deserialize)]
     struct Params<'a> {
         #[serde(rename = "_meta", borrow)]
         meta: Option<&'a RawValue>,
     }
-    let text = params.get();
     if text.starts_with('{') {
         if let Ok(Params { meta }) = serde_json::from_str::<Params>(text) {
             return meta.is_some_and(|m| {
@@ -103,9 +102,9 @@ pub(super) fn meta_names_version(meta: &Value) -> bool {
 }
 
 /// A request's params as a value (`Null` when it has none).
-pub(super) fn params_value(params: Option<&RawValue>) -> Value {
+pub(super) fn params_value(params: Option<&str>) -> Value {
     params
-        .and_then(|p| serde_json::from_str(p.get()).ok())
+        .and_then(|p| serde_json::from_str(p).ok())
         .unwrap_or(Value::Null)
 }
 
@@ -374,7 +373,7 @@ impl Hub {
             Err(body::BodyError::TimedOut) => return body::timed_out(self.options.body_timeout),
             Err(body::BodyError::Broken) => return empty(StatusCode::BAD_REQUEST),
         };
-        let line = jsonrpc::parse_line(&bytes);
+        let line = jsonrpc::parse_line(&bytes[..]);
         let routing = body_routing(&line, &bytes);
         if is_modern(&headers, &routing) {
             return self
