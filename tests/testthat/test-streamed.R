@@ -148,3 +148,43 @@ test_that("a client that closes stdin and never reads a streamed table lets the 
   expect_false(client$proc$is_alive())
   expect_lt(waited, 10)
 })
+
+test_that("a client that stops reading gets no further table encoded until it reads", {
+  # The parts of a streamed table count as output waiting for the client
+  # (4 MB by default; each table here is some 12 MB): while the first one
+  # is unread, R starts no other call. Once the client reads, every call
+  # is answered.
+  code <- c(
+    streamed_tool_code,
+    "counted <- function(n) { message('encoding table ', n); rows(n) }",
+    "counted_tool <- tool(counted, 'Rows, announced on stderr',",
+    "  arguments = list(n = type_integer()),",
+    "  output_schema = type_array(type_object(id = type_integer(), x = type_number(),",
+    "                                         name = type_string())))",
+    "mcp_server(list(counted_tool))"
+  )
+  client <- start_server(server_script(code))
+  initialize(client)
+  for (i in 1:3) {
+    send(client, list(jsonrpc = "2.0", id = i, method = "tools/call",
+      params = list(name = "counted", arguments = list(n = 100000L + i))))
+  }
+  stderr_text <- ""
+  encodings <- function() {
+    stderr_text <<- paste0(stderr_text, client$proc$read_error())
+    regmatches(stderr_text, gregexpr("encoding table [0-9]+", stderr_text))[[1]]
+  }
+  deadline <- Sys.time() + 30
+  while (length(encodings()) == 0 && Sys.time() < deadline) Sys.sleep(0.1)
+  expect_identical(encodings(), "encoding table 100001")
+  # Time enough for R to encode the other two, were it let.
+  Sys.sleep(3)
+  expect_identical(encodings(), "encoding table 100001")
+  for (i in 1:3) {
+    response <- receive(client, timeout = 60)
+    expect_identical(response$id, i)
+    expect_length(response$result$structuredContent$result, 100000L + i)
+  }
+  expect_identical(encodings(), sprintf("encoding table %d", 100001:100003))
+  expect_equal(finish(client), 0)
+})

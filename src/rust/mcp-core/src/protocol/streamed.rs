@@ -14,9 +14,15 @@
 //! to this path only for values it can write without failing; a producer
 //! that goes away without finishing leaves a broken line, which the writer
 //! ends so that the next line is read as usual.
+//!
+//! The parts a stream holds count as output waiting for the client, as a
+//! whole line's bytes do, through a [`Meter`]: a client that stops reading
+//! cannot make the server encode one large value after another into
+//! memory. They count from the moment they are handed over until the line
+//! is written, or dropped unwritten.
 
 use std::io::{self, Write};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 
 /// One step of the producer.
 enum Part {
@@ -26,15 +32,72 @@ enum Part {
     End,
 }
 
+/// Where the bytes a stream holds are counted (the transport's bound on
+/// output waiting for the client).
+pub trait Meter: Send + Sync {
+    fn queued(&self, bytes: usize);
+    fn released(&self, bytes: usize);
+}
+
+/// The bytes one stream has counted with its [`Meter`], shared by both
+/// ends. Once the writer's end is gone nothing more is counted, and what
+/// was counted has been released, so a part in flight at that moment is
+/// neither lost nor counted twice.
+struct Ledger {
+    meter: Arc<dyn Meter>,
+    /// Bytes counted and not yet released; `None` once closed.
+    held: Mutex<Option<usize>>,
+}
+
+impl Ledger {
+    /// Counts `bytes` about to be handed over; false once closed.
+    fn hold(&self, bytes: usize) -> bool {
+        let mut held = lock(&self.held);
+        let Some(total) = held.as_mut() else {
+            return false;
+        };
+        *total += bytes;
+        self.meter.queued(bytes);
+        true
+    }
+
+    /// Releases everything counted and counts nothing more.
+    fn close(&self) {
+        if let Some(total) = lock(&self.held).take() {
+            self.meter.released(total);
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// The producer's end: the parts of one JSON value, in order.
 pub struct JsonSink {
     parts: mpsc::Sender<Part>,
+    ledger: Option<Arc<Ledger>>,
 }
 
-/// The writer's end of a [`JsonSink`].
-#[derive(Debug)]
+/// The writer's end of a [`JsonSink`]. Dropping it (once the line is
+/// written, or unwritten) releases what its parts were counted as.
 pub struct JsonStream {
     parts: mpsc::Receiver<Part>,
+    ledger: Option<Arc<Ledger>>,
+}
+
+impl std::fmt::Debug for JsonStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JsonStream")
+    }
+}
+
+impl Drop for JsonStream {
+    fn drop(&mut self) {
+        if let Some(ledger) = &self.ledger {
+            ledger.close();
+        }
+    }
 }
 
 impl std::fmt::Debug for Part {
@@ -51,14 +114,45 @@ impl std::fmt::Debug for Part {
 /// it holds is at most the value itself, which it would hold anyway.
 pub fn json_stream() -> (JsonSink, JsonStream) {
     let (parts, rx) = mpsc::channel();
-    (JsonSink { parts }, JsonStream { parts: rx })
+    let sink = JsonSink {
+        parts,
+        ledger: None,
+    };
+    let stream = JsonStream {
+        parts: rx,
+        ledger: None,
+    };
+    (sink, stream)
+}
+
+/// [`json_stream`] whose parts are counted with `meter` while they wait
+/// to be written.
+pub fn metered_json_stream(meter: Arc<dyn Meter>) -> (JsonSink, JsonStream) {
+    let (mut sink, mut stream) = json_stream();
+    let ledger = Arc::new(Ledger {
+        meter,
+        held: Mutex::new(Some(0)),
+    });
+    sink.ledger = Some(Arc::clone(&ledger));
+    stream.ledger = Some(ledger);
+    (sink, stream)
 }
 
 impl JsonSink {
     /// Hands over the next part; false once nobody will write it (the call
     /// was cancelled, or the client has gone), so the producer can stop.
     pub fn send(&self, part: String) -> bool {
-        part.is_empty() || self.parts.send(Part::Json(part)).is_ok()
+        if part.is_empty() {
+            return true;
+        }
+        if let Some(ledger) = &self.ledger {
+            if !ledger.hold(part.len()) {
+                return false;
+            }
+        }
+        // Should the stream go between the count and the send, closing it
+        // released the count already.
+        self.parts.send(Part::Json(part)).is_ok()
     }
 
     /// The value is complete.
@@ -236,6 +330,62 @@ mod tests {
         assert!(sink.send("[".into()));
         drop(line);
         assert!(!sink.send("1".into()));
+    }
+
+    #[derive(Default)]
+    struct Counted(Mutex<(usize, usize)>);
+
+    impl Meter for Counted {
+        fn queued(&self, bytes: usize) {
+            lock(&self.0).0 += bytes;
+        }
+        fn released(&self, bytes: usize) {
+            lock(&self.0).1 += bytes;
+        }
+    }
+
+    fn metered_line() -> (Arc<Counted>, JsonSink, StreamedLine) {
+        let meter = Arc::new(Counted::default());
+        let (sink, content) = metered_json_stream(meter.clone());
+        let line = StreamedLine {
+            head: "H".into(),
+            mirror: true,
+            middle: "M".into(),
+            structured: true,
+            tail: "T".into(),
+            content,
+        };
+        (meter, sink, line)
+    }
+
+    #[test]
+    fn parts_count_as_queued_output_until_their_line_is_written() {
+        let (meter, sink, line) = metered_line();
+        assert!(sink.send("[1,".into()));
+        assert!(sink.send("2]".into()));
+        assert_eq!(*lock(&meter.0), (5, 0));
+        sink.finish();
+        line.write_to(&mut Vec::new()).unwrap();
+        assert_eq!(*lock(&meter.0), (5, 5));
+    }
+
+    #[test]
+    fn a_line_dropped_unwritten_releases_its_parts_and_counts_no_more() {
+        let (meter, sink, line) = metered_line();
+        assert!(sink.send("[1,".into()));
+        drop(line);
+        assert_eq!(*lock(&meter.0), (3, 3));
+        assert!(!sink.send("2]".into()));
+        assert_eq!(*lock(&meter.0), (3, 3));
+    }
+
+    #[test]
+    fn a_line_whose_producer_died_releases_its_parts_once_written() {
+        let (meter, sink, line) = metered_line();
+        assert!(sink.send("[1,".into()));
+        drop(sink);
+        line.write_to(&mut Vec::new()).unwrap();
+        assert_eq!(*lock(&meter.0), (3, 3));
     }
 
     #[test]

@@ -17,6 +17,16 @@ use crate::engine::Limits;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
+/// The parts of a streamed line count as output waiting for the client.
+impl crate::protocol::streamed::Meter for Backpressure {
+    fn queued(&self, bytes: usize) {
+        self.output_queued(bytes);
+    }
+    fn released(&self, bytes: usize) {
+        self.output_written(bytes);
+    }
+}
+
 /// Calls still queued when a reader stopped by `max_queued_calls` reads
 /// again: a quarter of the bound below it. Resuming at one below would
 /// wake the reader after every call R finishes, to read one line and

@@ -21,7 +21,7 @@ use crate::engine::registry::{Kinds, Live, Registry};
 use crate::engine::turns::Turns;
 use crate::engine::{Config, Engine, Job, JobId, Outcome, Output, Progress};
 use crate::protocol::logging::LogLevel;
-use crate::protocol::streamed::{json_stream, JsonSink};
+use crate::protocol::streamed::{metered_json_stream, JsonSink};
 use crate::transport::backpressure::Backpressure;
 use crate::transport::memory;
 use crate::transport::slots::{
@@ -674,7 +674,9 @@ impl Server {
         if !matches!(slot.sink, Sink::Stdout) || !lock(&slot.engine).can_stream(job) {
             return None;
         }
-        let (sink, content) = json_stream();
+        // Its parts count as output waiting for the client until written,
+        // so R starts no further call while they are over the bound.
+        let (sink, content) = metered_json_stream(self.shared.pressure.clone());
         // Cancelled since the question: the engine drops `content`, and
         // the sink tells the caller nobody reads.
         self.complete(

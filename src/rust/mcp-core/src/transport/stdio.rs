@@ -318,8 +318,8 @@ fn write_line(
     let line = match line {
         Outgoing::Line(line) => line,
         Outgoing::Streamed(line) => {
-            // Its bytes were never counted as queued: they are the
-            // producer's until written.
+            // Its parts are counted as queued by their stream, which
+            // releases them once written (see `protocol::streamed`).
             let _span = crate::util::spans::span("writer: streamed line to stdout", 0);
             trace.note("-> a line written as it is produced");
             return line.write_to(out);
