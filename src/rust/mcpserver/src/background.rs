@@ -20,6 +20,7 @@ use crate::check;
 use crate::server::McpServer;
 use extendr_api::prelude::*;
 use extendr_ffi::{R_GlobalEnv, R_PreserveObject, R_ReleaseObject, SEXP};
+use mcp_core::util::threads::lock;
 use std::cell::RefCell;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::raw::{c_int, c_void};
@@ -80,10 +81,6 @@ struct Alarm {
 struct AlarmState {
     due: Option<Instant>,
     stop: bool,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Alarm {

@@ -69,9 +69,7 @@ impl Ledger {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
+use crate::util::threads::lock;
 
 /// The producer's end: the parts of one JSON value, in order.
 pub struct JsonSink {

@@ -27,7 +27,7 @@
 use std::io;
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long after SIGTERM the process waits for the server to stop before
@@ -45,9 +45,7 @@ static OWNER: AtomicI32 = AtomicI32::new(0);
 /// A SIGTERM has come since the handler was installed.
 static SIGNALLED: AtomicBool = AtomicBool::new(false);
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+use crate::util::threads::lock;
 
 struct Registry {
     callbacks: Vec<(u64, Callback)>,

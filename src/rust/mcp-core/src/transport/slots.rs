@@ -20,7 +20,7 @@ use crate::transport::trace::Trace;
 use crate::util::threads;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex, MutexGuard, Weak};
+use std::sync::{mpsc, Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 /// After a timeout interrupt, how long R gets to unwind before the server
@@ -30,9 +30,7 @@ const TIMEOUT_GRACE: Duration = Duration::from_millis(500);
 /// The answer to an input request, or why there is none.
 pub type Answer = Result<serde_json::Value, String>;
 
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+pub(super) use crate::util::threads::lock;
 
 /// One engine and where the messages it writes go: the stdio client, or an
 /// HTTP session or request (see [`crate::transport::http`]). A server has one for

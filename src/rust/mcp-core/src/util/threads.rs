@@ -6,6 +6,16 @@
 //! process's panic hook does (extendr's hook prints nothing), and handed to
 //! the server, which stops serving with a clear message.
 
+/// Locks `mutex`, even one poisoned by a thread that panicked holding it.
+/// A panic is caught and stops the server (see above), so the state
+/// behind the lock is only ever read on the way out; refusing it would
+/// turn one panic into a cascade of them.
+pub fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 use std::any::Any;
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -32,7 +32,7 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use std::collections::{BTreeMap, HashMap};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
@@ -62,9 +62,7 @@ pub fn cap(configured: usize) -> usize {
     configured.min((limit.rlim_cur / 2).max(1) as usize)
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+use crate::util::threads::lock;
 
 /// Every open connection, by number.
 pub struct Connections {

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Who a share is counted against.
@@ -52,9 +52,7 @@ pub fn network_of(ip: IpAddr) -> IpAddr {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+use crate::util::threads::lock;
 
 /// How many of something each client holds, each at most `limit`.
 pub struct Shares {

@@ -17,7 +17,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::{Notify, Semaphore};
 
@@ -27,9 +27,7 @@ pub(super) const SESSION_HEADER: &str = "mcp-session-id";
 
 pub(super) const PRM_PATH: &str = "/.well-known/oauth-protected-resource";
 
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+pub(super) use crate::util::threads::lock;
 
 /// A handshake-era session.
 pub(super) struct Session {

@@ -36,7 +36,7 @@ use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
@@ -92,9 +92,7 @@ pub struct TokenCheck {
 /// unknown ones at once from one address are guesses.
 pub const CHECKS_PER_PEER: usize = 4;
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+use crate::util::threads::lock;
 
 /// Recent verdicts by token hash, each until it expires, at most
 /// `capacity` of them.

@@ -3,7 +3,6 @@
 //! and the ids of resumable events ([`EventId`]).
 
 use bytes::Bytes;
-use std::sync::{Mutex, MutexGuard};
 use tokio::sync::mpsc;
 
 /// Messages one stream holds for a client that reads slowly; one more place
@@ -65,6 +64,4 @@ pub(super) fn channel() -> (mpsc::Sender<Piece>, StreamRx) {
     mpsc::channel(STREAM_CAPACITY + 1)
 }
 
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+pub(super) use crate::util::threads::lock;
