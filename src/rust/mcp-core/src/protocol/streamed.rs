@@ -111,29 +111,25 @@ impl std::fmt::Debug for Part {
 /// producer (R's thread) never waits for a client that reads slowly: what
 /// it holds is at most the value itself, which it would hold anyway.
 pub fn json_stream() -> (JsonSink, JsonStream) {
-    let (parts, rx) = mpsc::channel();
-    let sink = JsonSink {
-        parts,
-        ledger: None,
-    };
-    let stream = JsonStream {
-        parts: rx,
-        ledger: None,
-    };
-    (sink, stream)
+    stream_with(None)
 }
 
 /// [`json_stream`] whose parts are counted with `meter` while they wait
 /// to be written.
 pub fn metered_json_stream(meter: Arc<dyn Meter>) -> (JsonSink, JsonStream) {
-    let (mut sink, mut stream) = json_stream();
-    let ledger = Arc::new(Ledger {
+    stream_with(Some(Arc::new(Ledger {
         meter,
         held: Mutex::new(Some(0)),
-    });
-    sink.ledger = Some(Arc::clone(&ledger));
-    stream.ledger = Some(ledger);
-    (sink, stream)
+    })))
+}
+
+fn stream_with(ledger: Option<Arc<Ledger>>) -> (JsonSink, JsonStream) {
+    let (parts, rx) = mpsc::channel();
+    let sink = JsonSink {
+        parts,
+        ledger: ledger.clone(),
+    };
+    (sink, JsonStream { parts: rx, ledger })
 }
 
 impl JsonSink {
@@ -276,15 +272,18 @@ mod tests {
 
     fn line(mirror: bool, structured: bool) -> (JsonSink, StreamedLine) {
         let (sink, content) = json_stream();
-        let line = StreamedLine {
+        (sink, line_of(content, mirror, structured))
+    }
+
+    fn line_of(content: JsonStream, mirror: bool, structured: bool) -> StreamedLine {
+        StreamedLine {
             head: "H\"".into(),
             mirror,
             middle: "\"M".into(),
             structured,
             tail: "T".into(),
             content,
-        };
-        (sink, line)
+        }
     }
 
     #[test]
@@ -345,15 +344,7 @@ mod tests {
     fn metered_line() -> (Arc<Counted>, JsonSink, StreamedLine) {
         let meter = Arc::new(Counted::default());
         let (sink, content) = metered_json_stream(meter.clone());
-        let line = StreamedLine {
-            head: "H".into(),
-            mirror: true,
-            middle: "M".into(),
-            structured: true,
-            tail: "T".into(),
-            content,
-        };
-        (meter, sink, line)
+        (meter, sink, line_of(content, true, true))
     }
 
     #[test]
