@@ -102,6 +102,17 @@ output_ready <- function(client, timeout = 60) {
   client$proc$poll_io(0)[["output"]] == "ready"
 }
 
+# Closes stdin of a server whose writer is stuck on an unread answer and
+# expects it to exit within its drain bound (5 s), well under 10 s.
+expect_exit_unread <- function(client) {
+  close(client$proc$get_input_connection())
+  closed <- Sys.time()
+  client$proc$wait(30000)
+  waited <- as.numeric(difftime(Sys.time(), closed, units = "secs"))
+  expect_false(client$proc$is_alive())
+  expect_lt(waited, 10)
+}
+
 # Closes stdin and waits for the process to end; returns its exit status.
 finish <- function(client, timeout = 10) {
   close(client$proc$get_input_connection())
