@@ -12,6 +12,7 @@
 //! then reads the text the way small arguments are read, which finds the
 //! same problems with the same messages.
 
+use crate::compact_numbers;
 use crate::from_json::{build, check, mk_char, Shape};
 use extendr_ffi::{
     R_NaInt, R_NaReal, R_NaString, R_NamesSymbol, R_NilValue, Rf_allocVector, Rf_getAttrib,
@@ -226,11 +227,20 @@ fn count_items(text: &str) -> usize {
 }
 
 /// An atomic vector of the item type, allocated at the array's length and
-/// filled as the items are read (`null` as `NA`).
+/// filled as the items are read (`null` as `NA`); a long array of small
+/// whole numbers is held compactly instead (see [`compact_numbers`]).
 ///
 /// # Safety
 /// R's main thread only; `item` is a scalar shape. The result is unprotected.
 unsafe fn atomic(text: &str, item: &Shape) -> Result<SEXP, GiveUp> {
+    let integers = match item {
+        Shape::Number => Some(false),
+        Shape::Integer => Some(true),
+        _ => None,
+    };
+    if let Some(compact) = integers.and_then(|integers| compact_numbers::read(text, integers)) {
+        return Ok(compact);
+    }
     let n = count_items(text);
     let kind = match item {
         Shape::Number => SEXPTYPE::REALSXP,

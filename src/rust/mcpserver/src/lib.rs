@@ -8,6 +8,7 @@ mod background;
 mod bridge;
 mod check;
 mod client;
+mod compact_numbers;
 mod content;
 mod from_json;
 mod from_json_text;
