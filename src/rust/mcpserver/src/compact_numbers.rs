@@ -37,7 +37,7 @@ use std::ffi::{c_int, c_void, CString};
 
 /// Arrays shorter than this stay plain: an ALTREP object and its raw
 /// vector cost two headers where a plain vector costs one.
-pub const MIN_ITEMS: usize = 1024;
+const MIN_ITEMS: usize = 1024;
 
 /// What `[n,n,...]` looks like: how many items, how many digits the
 /// longest has.
