@@ -275,8 +275,8 @@ def bench_large(rounds, calls):
 
 
 def bench_big_values(rounds, calls):
-    """Big values (bench/driver/big_values.py): a 3,000,000-number
-    argument, and the table with and without an output schema, against the
+    """Big values (bench/driver/big_values.py): 3,000,000-number
+    arguments (one-digit whole numbers, one-decimal numbers), and the table with and without an output schema, against the
     SDK servers and the pipe floor (plain-r does not serve these tools)."""
     specs = {**SERVERS, FLOOR_NAME: FLOOR}
 
@@ -287,7 +287,7 @@ def bench_big_values(rounds, calls):
         return proc
 
     runs = big_values.measure(start, ["mcpserver", "python-sdk", "ts-sdk", FLOOR_NAME],
-                              ["numbers", "table", "table_open"], rounds, calls, log)
+                              ["numbers", "decimals", "table", "table_open"], rounds, calls, log)
     for case, by_server in runs.items():
         for name, results in by_server.items():
             for res in results:

@@ -4,7 +4,7 @@ numbers, strings or objects), each against the pipe floor and the SDK
 servers. Used by bench.py (the `make bench` rows) and on its own:
 
     R_LIBS=.lib python3 bench/driver/big_values.py [--servers mcpserver,pipe floor]
-        [--cases table,table_open,numbers,strings,objects] [--rounds 2]
+        [--cases table,table_open,numbers,decimals,strings,objects] [--rounds 2]
         [--peers .cache/bench]  # the SDK servers as make bench installed them
         [--lib before=/other/lib --servers before,mcpserver,...]  # A/B in one run
 
@@ -40,6 +40,8 @@ MB = 1e6
 # would dominate the run). Sizes as in issue 25.
 ARGUMENTS = {
     "numbers": ("count_numbers", lambda: "[" + ",".join(["0"] * 3_000_000) + "]", 3_000_000),
+    # One-decimal numbers: the shortest text a non-whole double has.
+    "decimals": ("count_numbers", lambda: "[" + ",".join(["0.1", "0.5", "0.9"] * 1_000_000) + "]", 3_000_000),
     "strings": ("count_strings", lambda: "[" + ",".join(['"a"'] * 1_000_000) + "]", 1_000_000),
     "objects": ("count_objects", lambda: "[" + ",".join(['{"x":1}'] * 300_000) + "]", 300_000),
 }
@@ -101,7 +103,7 @@ def run_case(proc, case, calls, floor):
     else:
         name, make, expected = ARGUMENTS[case]
         values = make()
-        proc.send(call_text(5, name, "[0]" if case == "numbers" else "[]"))  # warm-up
+        proc.send(call_text(5, name, "[0]" if case in ("numbers", "decimals") else "[]"))  # warm-up
         proc.read_line(60)
         requests = [call_text(10 + i, name, values) for i in range(calls)]
         size = len(requests[0])

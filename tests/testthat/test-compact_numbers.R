@@ -1,12 +1,12 @@
-# Long arrays of small whole numbers in big arguments are held compactly
-# (compact_numbers.rs): an ALTREP vector storing each item in one, two or
-# four bytes. These tests check that R sees an ordinary vector whatever it
+# Long arrays of small numbers in big arguments are held compactly
+# (compact_numbers.rs): an ALTREP vector storing each item, scaled to a
+# whole number, in one, two or four bytes. These tests check that R sees an ordinary vector whatever it
 # does with it, and that the compact form is used where it should be.
 
 spec_of <- function(...) list(attr(tool(function(...) NULL, "d", name = "t", arguments = list(...)), "mcpserver_tool"))
 read_text <- function(spec, json) mcpserver:::arguments_from_text_for_test_(spec, 1L, json)$arguments
 read_small <- function(spec, json) mcpserver:::arguments_for_test_(spec, 1L, json)
-json_array <- function(x) paste0("[", paste(format(x, scientific = FALSE, trim = TRUE), collapse = ","), "]")
+json_array <- function(x) paste0("[", paste(format(x, scientific = FALSE, trim = TRUE, digits = 15), collapse = ","), "]")
 # What R's inspector says of a vector: our class names its state and store.
 state_of <- function(x) paste(capture.output(.Internal(inspect(x))), collapse = "\n")
 
@@ -17,10 +17,12 @@ one <- function(values, spec = spec_of(x = type_array(type_number()))) {
   read_text(spec, sprintf('{"x":%s}', json_array(values)))$x
 }
 
-test_that("small whole numbers are stored in the narrowest integer type that holds them all", {
-  expect_match(state_of(one(small)), "compact doubles stored as i8 \\(len=5000\\)")
-  expect_match(state_of(one(c(small, -9999))), "compact doubles stored as i16")
-  expect_match(state_of(one(c(small, 999999999))), "compact doubles stored as i32")
+test_that("small numbers are stored in the narrowest integer type that holds them all", {
+  expect_match(state_of(one(small)), "compact doubles stored as i8, 0 places \\(len=5000\\)")
+  expect_match(state_of(one(c(small, -9999))), "compact doubles stored as i16, 0 places")
+  expect_match(state_of(one(c(small, 999999999))), "compact doubles stored as i32, 0 places")
+  expect_match(state_of(one(c(small, 0.5))), "compact doubles stored as i16, 1 places")
+  expect_match(state_of(one(c(small / 100, 1234.5678))), "compact doubles stored as i32, 4 places")
   ints <- spec_of(x = type_array(type_integer()))
   expect_match(state_of(one(as.integer(small), ints)), "compact integers stored as i8")
   expect_match(state_of(one(c(as.integer(small), 1234L), ints)), "compact integers stored as i16")
@@ -31,8 +33,9 @@ test_that("small whole numbers are stored in the narrowest integer type that hol
 test_that("what is not a long array of whole numbers stays a plain vector", {
   plain <- function(x) expect_false(grepl("mcpserver", state_of(x)))
   plain(one(small[1:1000]))
-  plain(one(c(small, 0.5)))
   plain(one(c(small, 1e10)))
+  plain(one(c(small, 12345.12345)))
+  plain(read_text(spec, sprintf('{"x":[1e2,%s]}', paste(small, collapse = ",")))$x)
   nullable <- spec_of(x = type_array(type_number(nullable = TRUE)))
   plain(read_text(nullable, sprintf('{"x":[null,%s]}', paste(small, collapse = ",")))$x)
   # -0 is not 0 to a double (1 / -0 is -Inf), so it is not stored as an integer.
@@ -50,6 +53,19 @@ test_that("a compact vector reads as the plain vector the small path makes", {
   expect_identical(typeof(got$k), "integer")
   expect_identical(got$x[c(1:4, n)], small[c(1:4, n)])
   expect_identical(got$k[[1]], as.integer(small[[n]]))
+})
+
+test_that("decimals read back as the very doubles their text stands for", {
+  set.seed(25)
+  places <- sample(0:5, n, replace = TRUE)
+  fractions <- vapply(places, function(k) paste(sample(0:9, k, replace = TRUE), collapse = ""), "")
+  text <- paste0(sample(c("", "-"), n, replace = TRUE), sample(1:999, n, replace = TRUE), ifelse(places > 0, ".", ""), fractions)
+  text <- c(text, "0.1", "0.2", "0.3", "2.675", "-0.001", "1.50", "0.10", "0", "0.00001")
+  json <- sprintf('{"x":[%s]}', paste(text, collapse = ","))
+  got <- read_text(spec, json)$x
+  expect_match(state_of(got), "compact doubles stored as i32, 5 places")
+  expect_identical(got, read_small(spec, json)$x)
+  expect_identical(got, as.numeric(text))
 })
 
 test_that("summaries read the items without making a plain copy", {

@@ -1,11 +1,14 @@
-//! Big arrays of small whole numbers, held compactly.
+//! Big arrays of small numbers, held compactly.
 //!
 //! `[0,1,0,...]` sent for a `type_array(type_number())` argument is two
 //! bytes of text per item, but eight as an R double: reading it would grow
 //! the process by five times the message (the line and the vector are
-//! alive together). Here such an array becomes an ALTREP vector whose items
-//! are stored in the narrowest integer type that holds every one of them
-//! (one, two or four bytes), so the vector costs less than its text.
+//! alive together). Here an array of plain decimals (no exponent, at most
+//! nine digits) becomes an ALTREP vector whose items are stored as
+//! integers scaled by a power of ten common to the vector (`[1.5,0.25]`
+//! as 150 and 25, two places), in the narrowest integer type that holds
+//! every one of them (one, two or four bytes). Dividing back is exact
+//! enough to give the very double a correct reader of the text gives.
 //!
 //! To R it is an ordinary double (or integer) vector: `typeof()`, `[`,
 //! `sum()`, `length()`, `identical()` behave as for a plain one. Reading an
@@ -33,45 +36,113 @@ use extendr_ffi::{
     SEXPTYPE, XLENGTH,
 };
 use std::cell::RefCell;
-use std::ffi::{c_int, c_void, CString};
+use std::ffi::{c_int, c_void, CStr, CString};
 
 /// Arrays shorter than this stay plain: an ALTREP object and its raw
 /// vector cost two headers where a plain vector costs one.
 const MIN_ITEMS: usize = 1024;
 
-/// What `[n,n,...]` looks like: how many items, how many digits the
-/// longest has.
+/// The most digits a compact item has (an `i32` holds every nine-digit
+/// number), and so the most decimal places.
+const MAX_DIGITS: usize = 9;
+
+/// Exact powers of ten up to the most decimal places.
+const POW10: [f64; MAX_DIGITS + 1] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
+
+/// What an array of plain decimals looks like: how many items, how many
+/// digits the longest whole part has, how many decimal places the longest
+/// fraction has.
 #[derive(Debug, PartialEq)]
 struct Scan {
     items: usize,
-    digits: usize,
+    whole_digits: usize,
+    places: usize,
 }
 
-/// Scans the text of an array of whole numbers written without fraction
-/// or exponent (`[1,-20, 3]`). Anything else (`null`, `1.5`, `1e3`, `-0`,
-/// a leading zero, more than nine digits) gives `None`: such arrays are
-/// read as plain vectors.
-fn scan(text: &str) -> Option<Scan> {
+impl Scan {
+    /// Digits of the largest item once every item is scaled to `places`.
+    fn digits(&self) -> usize {
+        self.whole_digits + self.places
+    }
+}
+
+/// One item of the array: its sign, whole digits and fraction digits.
+struct Decimal<'a> {
+    negative: bool,
+    whole: &'a [u8],
+    fraction: &'a [u8],
+}
+
+impl<'a> Decimal<'a> {
+    /// A JSON number without exponent (`-12`, `0.25`), or `None`; also
+    /// `None` for negative zero, which is not the zero an integer holds
+    /// (1 / -0 is -Inf).
+    fn parse(item: &'a [u8]) -> Option<Decimal<'a>> {
+        let number = trim(item);
+        let (negative, unsigned) = match number.strip_prefix(b"-") {
+            Some(rest) => (true, rest),
+            None => (false, number),
+        };
+        let (whole, fraction) = match unsigned.iter().position(|&c| c == b'.') {
+            Some(dot) if dot + 1 < unsigned.len() => (&unsigned[..dot], &unsigned[dot + 1..]),
+            Some(_) => return None,
+            None => (unsigned, &b""[..]),
+        };
+        let digits = |s: &[u8]| s.iter().all(u8::is_ascii_digit);
+        let zero = |s: &[u8]| s.iter().all(|&c| c == b'0');
+        let well_formed = !whole.is_empty()
+            && digits(whole)
+            && digits(fraction)
+            && (whole.len() == 1 || whole[0] != b'0');
+        (well_formed && !(negative && zero(whole) && zero(fraction))).then_some(Decimal {
+            negative,
+            whole,
+            fraction,
+        })
+    }
+
+    /// The item times 10^places, as an integer; `places` is at least the
+    /// fraction's length and the result has at most [`MAX_DIGITS`] digits.
+    fn scaled(&self, places: usize) -> i32 {
+        let padding = places - self.fraction.len();
+        let digits = self.whole.iter().chain(self.fraction);
+        let unscaled = digits.fold(0i32, |n, d| n * 10 + i32::from(d - b'0'));
+        let magnitude = unscaled * 10i32.pow(padding as u32);
+        if self.negative {
+            -magnitude
+        } else {
+            magnitude
+        }
+    }
+}
+
+/// The items of an array's text, or `None` if it is not an array.
+fn items(text: &str) -> Option<impl Iterator<Item = &[u8]>> {
     let bytes = text.trim_matches(is_space).as_bytes();
     let inner = bytes.strip_prefix(b"[")?.strip_suffix(b"]")?;
-    let (mut items, mut digits) = (0, 0);
-    for item in inner.split(|&c| c == b',') {
-        let number = trim(item);
-        let unsigned = number.strip_prefix(b"-").unwrap_or(number);
-        let zero_led = unsigned.len() > 1 && unsigned[0] == b'0';
-        let negative_zero = unsigned.len() < number.len() && unsigned == b"0";
-        if unsigned.is_empty()
-            || unsigned.len() > 9
-            || zero_led
-            || negative_zero
-            || !unsigned.iter().all(u8::is_ascii_digit)
-        {
+    Some(inner.split(|&c| c == b','))
+}
+
+/// Scans the text of an array of numbers written without exponent
+/// (`[1,-20, 3.25 ]`). Anything else (`null`, `1e3`, `-0`, a leading zero,
+/// more than [`MAX_DIGITS`] digits once scaled) gives `None`: such arrays
+/// are read as plain vectors.
+fn scan(text: &str) -> Option<Scan> {
+    let mut scan = Scan {
+        items: 0,
+        whole_digits: 0,
+        places: 0,
+    };
+    for item in items(text)? {
+        let decimal = Decimal::parse(item)?;
+        scan.items += 1;
+        scan.whole_digits = scan.whole_digits.max(decimal.whole.len());
+        scan.places = scan.places.max(decimal.fraction.len());
+        if scan.digits() > MAX_DIGITS {
             return None;
         }
-        items += 1;
-        digits = digits.max(unsigned.len());
     }
-    Some(Scan { items, digits })
+    Some(scan)
 }
 
 fn is_space(c: char) -> bool {
@@ -94,23 +165,6 @@ fn trim(mut s: &[u8]) -> &[u8] {
     s
 }
 
-/// The items of a text that [`scan`] accepted, in order.
-fn whole_numbers(text: &str) -> impl Iterator<Item = i32> + '_ {
-    let inner = text.trim_matches(is_space);
-    let inner = &inner.as_bytes()[1..inner.len() - 1];
-    inner.split(|&c| c == b',').map(|item| {
-        let number = trim(item);
-        let (sign, digits) = match number.strip_prefix(b"-") {
-            Some(digits) => (-1, digits),
-            None => (1, number),
-        };
-        // At most nine digits (scan), so no overflow.
-        sign * digits
-            .iter()
-            .fold(0i32, |n, d| n * 10 + i32::from(d - b'0'))
-    })
-}
-
 /// The integer type the compact items are stored in.
 trait Store: Copy + Into<i32> + TryFrom<i32> + 'static {
     /// How many decimal digits every value of the type can have.
@@ -129,7 +183,7 @@ impl Store for i16 {
 }
 
 impl Store for i32 {
-    const DIGITS: usize = 9;
+    const DIGITS: usize = MAX_DIGITS;
     const NAME: &'static str = "i32";
 }
 
@@ -137,25 +191,32 @@ impl Store for i32 {
 trait Item: Copy + 'static {
     const SEXPTYPE: SEXPTYPE;
     const NAME: &'static str;
-    fn from_whole(x: i32) -> Self;
+    /// The item a stored integer scaled by 10^places stands for.
+    fn unscaled(stored: i32, places: u8) -> Self;
     /// # Safety
     /// `x` is a plain vector of `SEXPTYPE`.
     unsafe fn items(x: SEXP) -> *mut Self;
     /// # Safety
     /// R's main thread only.
-    unsafe fn new_class<S: Store>(name: &CString) -> R_altrep_class_t;
+    unsafe fn new_class<S: Store>(name: &CStr) -> R_altrep_class_t;
 }
 
 impl Item for f64 {
     const SEXPTYPE: SEXPTYPE = SEXPTYPE::REALSXP;
     const NAME: &'static str = "doubles";
-    fn from_whole(x: i32) -> f64 {
-        f64::from(x)
+    /// Both operands are exact (fewer than 2^53, and a power of ten that
+    /// is), so the one division is correctly rounded: the double a correct
+    /// reader of the decimal text gives, as serde_json's does.
+    fn unscaled(stored: i32, places: u8) -> f64 {
+        match POW10.get(usize::from(places)) {
+            Some(&scale) if places > 0 => f64::from(stored) / scale,
+            _ => f64::from(stored),
+        }
     }
     unsafe fn items(x: SEXP) -> *mut f64 {
         REAL(x)
     }
-    unsafe fn new_class<S: Store>(name: &CString) -> R_altrep_class_t {
+    unsafe fn new_class<S: Store>(name: &CStr) -> R_altrep_class_t {
         let class = R_make_altreal_class(name.as_ptr(), PACKAGE.as_ptr(), std::ptr::null_mut());
         R_set_altreal_Elt_method(class, Some(elt::<f64, S>));
         R_set_altreal_Get_region_method(class, Some(get_region::<f64, S>));
@@ -167,13 +228,14 @@ impl Item for f64 {
 impl Item for i32 {
     const SEXPTYPE: SEXPTYPE = SEXPTYPE::INTSXP;
     const NAME: &'static str = "integers";
-    fn from_whole(x: i32) -> i32 {
-        x
+    /// Integers are whole: `places` is 0.
+    fn unscaled(stored: i32, _places: u8) -> i32 {
+        stored
     }
     unsafe fn items(x: SEXP) -> *mut i32 {
         INTEGER(x)
     }
-    unsafe fn new_class<S: Store>(name: &CString) -> R_altrep_class_t {
+    unsafe fn new_class<S: Store>(name: &CStr) -> R_altrep_class_t {
         let class = R_make_altinteger_class(name.as_ptr(), PACKAGE.as_ptr(), std::ptr::null_mut());
         R_set_altinteger_Elt_method(class, Some(elt::<i32, S>));
         R_set_altinteger_Get_region_method(class, Some(get_region::<i32, S>));
@@ -182,13 +244,13 @@ impl Item for i32 {
     }
 }
 
-const PACKAGE: &std::ffi::CStr = c"mcpserver";
+const PACKAGE: &CStr = c"mcpserver";
 
 thread_local! {
     /// The classes made so far, by name. R keeps a class once made (its
     /// registry is preserved), and a package's classes are made on R's
     /// main thread, which this is.
-    static CLASSES: RefCell<Vec<(String, R_altrep_class_t)>> = const { RefCell::new(Vec::new()) };
+    static CLASSES: RefCell<Vec<(CString, R_altrep_class_t)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The ALTREP class of `I` items stored as `S`, made on first use. As
@@ -199,13 +261,12 @@ thread_local! {
 /// R's main thread only.
 unsafe fn class<I: Item, S: Store>() -> R_altrep_class_t {
     let name = format!("mcpserver_compact_{}_{}", I::NAME, S::NAME);
-    if let Some(class) =
-        CLASSES.with_borrow(|made| made.iter().find(|(n, _)| *n == name).map(|(_, c)| *c))
-    {
+    let name = CString::new(name).expect("class names hold no NUL");
+    let made = CLASSES.with_borrow(|made| made.iter().find(|(n, _)| *n == name).map(|(_, c)| *c));
+    if let Some(class) = made {
         return class;
     }
-    let cname = CString::new(name.as_str()).expect("class names hold no NUL");
-    let class = I::new_class::<S>(&cname);
+    let class = I::new_class::<S>(&name);
     R_set_altrep_Length_method(class, Some(length::<S>));
     R_set_altrep_Duplicate_method(class, Some(duplicate::<I, S>));
     R_set_altrep_Inspect_method(class, Some(inspect::<I, S>));
@@ -215,53 +276,80 @@ unsafe fn class<I: Item, S: Store>() -> R_altrep_class_t {
     class
 }
 
-/// The compact vector of a `[n,n,...]` argument read as `double`s
-/// (`integers` false) or integers, or `None` where it should stay plain:
-/// short, not all whole numbers, or (for integers) no narrower than four
-/// bytes anyway.
+/// The compact vector of an array argument read as doubles (`integers`
+/// false) or integers, or `None` where it should stay plain: short, with
+/// an item that is not a plain decimal (or, for integers, not whole), or
+/// no narrower than R's own integers.
 ///
 /// # Safety
 /// R's main thread only. The result is unprotected.
 pub unsafe fn read(text: &str, integers: bool) -> Option<SEXP> {
     let scan = scan(text).filter(|scan| scan.items >= MIN_ITEMS)?;
-    match (integers, scan.digits) {
-        (false, d) if d <= i8::DIGITS => Some(build::<f64, i8>(text, scan.items)),
-        (false, d) if d <= i16::DIGITS => Some(build::<f64, i16>(text, scan.items)),
-        (false, _) => Some(build::<f64, i32>(text, scan.items)),
-        (true, d) if d <= i8::DIGITS => Some(build::<i32, i8>(text, scan.items)),
-        (true, d) if d <= i16::DIGITS => Some(build::<i32, i16>(text, scan.items)),
+    match (integers, scan.digits()) {
+        (true, _) if scan.places > 0 => None,
+        (_, d) if d <= i8::DIGITS => Some(build_as::<i8>(text, &scan, integers)),
+        (_, d) if d <= i16::DIGITS => Some(build_as::<i16>(text, &scan, integers)),
+        (false, _) => Some(build::<f64, i32>(text, &scan)),
         (true, _) => None,
     }
 }
 
+unsafe fn build_as<S: Store>(text: &str, scan: &Scan, integers: bool) -> SEXP {
+    if integers {
+        build::<i32, S>(text, scan)
+    } else {
+        build::<f64, S>(text, scan)
+    }
+}
+
+/// The compact store: a raw vector whose first [`HEADER`] bytes hold the
+/// decimal places, then the items, each the number times 10^places.
+const HEADER: usize = 8;
+
 /// # Safety
-/// R's main thread only; `text` passed [`scan`] with `n` items whose
+/// R's main thread only; `text` passed [`scan`], which gave `scan`, whose
 /// digits fit `S`. The result is unprotected.
-unsafe fn build<I: Item, S: Store>(text: &str, n: usize) -> SEXP {
+unsafe fn build<I: Item, S: Store>(text: &str, scan: &Scan) -> SEXP {
     let class = class::<I, S>();
-    let store = Rf_protect(Rf_allocVector(
-        SEXPTYPE::RAWSXP,
-        (n * std::mem::size_of::<S>()) as R_xlen_t,
-    ));
-    let stored = std::slice::from_raw_parts_mut(RAW(store).cast::<S>(), n);
-    for (slot, x) in stored.iter_mut().zip(whole_numbers(text)) {
-        // Fits: at most S::DIGITS digits.
-        *slot = S::try_from(x).unwrap_or_else(|_| unreachable!());
+    let bytes = HEADER + scan.items * std::mem::size_of::<S>();
+    let store = Rf_protect(Rf_allocVector(SEXPTYPE::RAWSXP, bytes as R_xlen_t));
+    *RAW(store) = scan.places as u8;
+    let stored = std::slice::from_raw_parts_mut(RAW(store).add(HEADER).cast::<S>(), scan.items);
+    let decimals = items(text).into_iter().flatten().filter_map(Decimal::parse);
+    for (slot, decimal) in stored.iter_mut().zip(decimals) {
+        // Fits: the scan counted at most S::DIGITS digits once scaled.
+        *slot = S::try_from(decimal.scaled(scan.places)).unwrap_or_else(|_| unreachable!());
     }
     let out = R_new_altrep(class, store, R_NilValue);
     Rf_unprotect(1);
     out
 }
 
+/// The compact items of a vector and the places they are scaled by.
+struct Compact<'a, S> {
+    places: u8,
+    items: &'a [S],
+}
+
+impl<S: Store> Compact<'_, S> {
+    fn get<I: Item>(&self, i: usize) -> Option<I> {
+        let stored = self.items.get(i).copied()?;
+        Some(I::unscaled(stored.into(), self.places))
+    }
+}
+
 /// The compact items of `x`, or `None` once it is plain (in `data2`).
 ///
 /// # Safety
 /// `x` is a vector of one of this module's classes storing `S`.
-unsafe fn compact<'a, S: Store>(x: SEXP) -> Option<&'a [S]> {
+unsafe fn compact<'a, S: Store>(x: SEXP) -> Option<Compact<'a, S>> {
     let store = R_altrep_data1(x);
     (store != R_NilValue).then(|| {
-        let n = XLENGTH(store) as usize / std::mem::size_of::<S>();
-        std::slice::from_raw_parts(RAW(store).cast::<S>(), n)
+        let n = (XLENGTH(store) as usize - HEADER) / std::mem::size_of::<S>();
+        Compact {
+            places: *RAW(store),
+            items: std::slice::from_raw_parts(RAW(store).add(HEADER).cast::<S>(), n),
+        }
     })
 }
 
@@ -277,16 +365,15 @@ unsafe fn plain(x: SEXP) -> Option<SEXP> {
 unsafe extern "C" fn length<S: Store>(x: SEXP) -> R_xlen_t {
     match plain(x) {
         Some(made) => XLENGTH(made),
-        None => compact::<S>(x).map_or(0, |items| items.len() as R_xlen_t),
+        None => compact::<S>(x).map_or(0, |c| c.items.len() as R_xlen_t),
     }
 }
 
 unsafe extern "C" fn elt<I: Item, S: Store>(x: SEXP, i: R_xlen_t) -> I {
-    let i = i as usize;
     match (plain(x), compact::<S>(x)) {
-        (Some(made), _) => *I::items(made).add(i),
-        (None, Some(items)) => I::from_whole(items.get(i).copied().map_or(0, Into::into)),
-        (None, None) => I::from_whole(0),
+        (Some(made), _) => *I::items(made).add(i as usize),
+        (None, Some(compact)) => compact.get(i as usize).unwrap_or(I::unscaled(0, 0)),
+        (None, None) => I::unscaled(0, 0),
     }
 }
 
@@ -308,9 +395,9 @@ unsafe extern "C" fn get_region<I: Item, S: Store>(
             let items = std::slice::from_raw_parts(I::items(made), len as usize);
             out.copy_from_slice(&items[range]);
         }
-        (None, Some(items)) => {
-            for (slot, item) in out.iter_mut().zip(&items[range]) {
-                *slot = I::from_whole((*item).into());
+        (None, Some(compact)) => {
+            for (slot, i) in out.iter_mut().zip(range) {
+                *slot = compact.get(i).unwrap_or(I::unscaled(0, 0));
             }
         }
         (None, None) => return 0,
@@ -364,18 +451,16 @@ unsafe extern "C" fn inspect<I: Item, S: Store>(
     _pvec: c_int,
     _subtree: Option<unsafe extern "C" fn(SEXP, c_int, c_int, c_int)>,
 ) -> Rboolean {
-    let state = if plain(x).is_some() {
-        "plain"
-    } else {
-        "compact"
+    let line = match compact::<S>(x) {
+        Some(c) if plain(x).is_none() => format!(
+            "mcpserver compact {} stored as {}, {} places (len={})\n",
+            I::NAME,
+            S::NAME,
+            c.places,
+            c.items.len()
+        ),
+        _ => format!("mcpserver plain {} (len={})\n", I::NAME, length::<S>(x)),
     };
-    let line = format!(
-        "mcpserver {} {} stored as {} (len={})\n",
-        state,
-        I::NAME,
-        S::NAME,
-        length::<S>(x)
-    );
     if let Ok(line) = CString::new(line) {
         Rprintf(c"%s".as_ptr(), line.as_ptr());
     }
@@ -386,50 +471,75 @@ unsafe extern "C" fn inspect<I: Item, S: Store>(
 mod tests {
     use super::*;
 
+    fn scanned(text: &str) -> Option<(usize, usize, usize)> {
+        scan(text).map(|s| (s.items, s.whole_digits, s.places))
+    }
+
     #[test]
-    fn scan_takes_whole_numbers_only() {
-        assert_eq!(
-            scan("[1,-20, 3 ]"),
-            Some(Scan {
-                items: 3,
-                digits: 2
-            })
-        );
-        assert_eq!(
-            scan(" [ 0 ,\n999999999] "),
-            Some(Scan {
-                items: 2,
-                digits: 9
-            })
-        );
-        for refused in [
+    fn scan_takes_plain_decimals_only() {
+        assert_eq!(scanned("[1,-20, 3 ]"), Some((3, 2, 0)));
+        assert_eq!(scanned(" [ 0 ,\n999999999] "), Some((2, 9, 0)));
+        assert_eq!(scanned("[0.5,-12.25,3]"), Some((3, 2, 2)));
+        assert_eq!(scanned("[0.00000001]"), Some((1, 1, 8)));
+        let refused = [
             "[]",
-            "[1.5]",
             "[1e3]",
+            "[1E3]",
             "[-0]",
+            "[-0.0]",
             "[01]",
+            "[1.]",
+            "[.5]",
             "[null]",
             "[1,]",
             "[1000000000]",
+            "[12345.12345]",
+            "[0.0000000001]",
             "[-]",
             "1",
             "[\"1\"]",
-        ] {
-            assert_eq!(scan(refused), None, "{refused}");
+            "[1 2]",
+        ];
+        for text in refused {
+            assert_eq!(scanned(text), None, "{text}");
         }
     }
 
     #[test]
-    fn whole_numbers_reads_what_scan_took() {
-        let read: Vec<i32> = whole_numbers(" [1,-20, 3 ,999999999,-999999999] ").collect();
-        assert_eq!(read, vec![1, -20, 3, 999_999_999, -999_999_999]);
+    fn items_are_scaled_to_the_longest_fraction() {
+        let text = " [1,-20, 3.5 ,0.25,-999999.99] ";
+        let places = scan(text).unwrap().places;
+        let scaled: Vec<i32> = items(text)
+            .unwrap()
+            .map(|item| Decimal::parse(item).unwrap().scaled(places))
+            .collect();
+        assert_eq!(scaled, vec![100, -2000, 350, 25, -99999999]);
     }
 
     #[test]
-    fn each_store_holds_its_digits() {
-        assert!(i8::try_from(-99i32).is_ok() && i8::try_from(99i32).is_ok());
-        assert!(i16::try_from(-9999i32).is_ok() && i16::try_from(9999i32).is_ok());
-        assert_eq!(i8::DIGITS, 2);
-        assert_eq!(i16::DIGITS, 4);
+    fn unscaled_doubles_are_the_doubles_of_their_text() {
+        for (text, stored, places) in [
+            ("0.1", 1, 1),
+            ("0.3", 30, 2),
+            ("-2.675", -2675, 3),
+            ("123456.789", 123456789, 3),
+        ] {
+            assert_eq!(
+                f64::unscaled(stored, places),
+                text.parse::<f64>().unwrap(),
+                "{text}"
+            );
+            let parsed: f64 = serde_json::from_str(text).unwrap();
+            assert_eq!(f64::unscaled(stored, places), parsed, "{text}");
+        }
+    }
+
+    #[test]
+    fn each_store_holds_every_number_of_its_digits() {
+        fn holds<S: Store>() -> bool {
+            let largest = 10i32.pow(S::DIGITS as u32) - 1;
+            S::try_from(largest).is_ok() && S::try_from(-largest).is_ok()
+        }
+        assert!(holds::<i8>() && holds::<i16>() && holds::<i32>());
     }
 }
