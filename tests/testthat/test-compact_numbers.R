@@ -99,6 +99,35 @@ test_that("arithmetic, writes, copies and attributes behave as on a plain vector
   expect_identical(sort(one(small))[c(1, n)], c(-99, 42))
 })
 
+test_that("base functions give on a compact vector what they give on the plain one", {
+  ops <- list(
+    rev = rev, drop_first = function(x) x[-1], append = function(x) c(x, 1), unique = unique,
+    table = function(x) as.vector(table(x)), order = order, cumsum = cumsum, as_list = function(x) as.list(x)[1:5],
+    vapply = function(x) vapply(x, function(v) v * 2, numeric(1)), matrix = function(x) matrix(x, ncol = 4)[2, ],
+    dim = function(x) { dim(x) <- c(length(x) / 4, 4); x[2, 3] }, attr = function(x) { attr(x, "a") <- 1; attributes(x) },
+    storage_mode = function(x) { storage.mode(x) <- "integer"; x }, set_na = function(x) { x[[2]] <- NA; c(anyNA(x), sum(is.na(x))) },
+    grow = function(x) { x[length(x) + 1] <- 1; x }, shorten = function(x) { length(x) <- 10; x },
+    split = function(x) lengths(split(x, x > 0)), format = function(x) format(x[1:5]), as_character = as.character,
+    range = range, var = var, median = median, quantile = quantile, which_max = which.max, which = function(x) which(x > 10),
+    ifelse = function(x) ifelse(x > 0, 1, 0), rle = function(x) rle(x)$lengths, decreasing = function(x) sort(x, decreasing = TRUE),
+    cut = function(x) as.vector(table(cut(x, 3))), round = function(x) round(x, 1), trimmed_mean = function(x) mean(x, trim = 0.1),
+    in_data_frame = function(x) { d <- data.frame(a = x); d$a[1] <- 7; d$a }, fill = function(x) { y <- x; y[] <- 0; c(sum(y), x[1]) },
+    crossprod = function(x) crossprod(x)[1, 1], duplicated = function(x) sum(duplicated(x)), match = function(x) match(x[1:5], x),
+    is_unsorted = is.unsorted, equal_to_first = function(x) sum(x == x[1]), xdr_free = function(x) unserialize(serialize(x, NULL, xdr = FALSE))
+  )
+  set.seed(37)
+  decimals <- round(runif(n, -50, 50), 2)
+  whole <- as.integer(round(runif(n, -5000, 5000)))
+  expect_match(state_of(one(decimals)), "compact doubles stored as i16, 2 places")
+  expect_match(state_of(one(whole, spec_of(x = type_array(type_integer())))), "compact integers stored as i16")
+  for (name in names(ops)) {
+    x <- one(decimals)
+    k <- one(whole, spec_of(x = type_array(type_integer())))
+    expect_identical(ops[[name]](x), ops[[name]](decimals), label = paste(name, "of compact doubles"))
+    expect_identical(ops[[name]](k), ops[[name]](whole), label = paste(name, "of compact integers"))
+  }
+})
+
 test_that("serialised, it is a plain vector a process without mcpserver reads", {
   skip_if_not_installed("processx")
   x <- one(small)
