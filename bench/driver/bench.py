@@ -275,8 +275,8 @@ def bench_large(rounds, calls):
 
 
 def bench_big_values(rounds, calls):
-    """Big values (bench/driver/big_values.py): 3,000,000-number
-    arguments (one-digit whole numbers, one-decimal numbers), and the table with and without an output schema, against the
+    """Big values (bench/driver/big_values.py): a 3,000,000-number
+    argument, a 2,400,000-decimal one, and the table with and without an output schema, against the
     SDK servers and the pipe floor (plain-r does not serve these tools)."""
     specs = {**SERVERS, FLOOR_NAME: FLOOR}
 
