@@ -78,7 +78,7 @@ impl<'a> Decimal<'a> {
     /// `None` for negative zero, which is not the zero an integer holds
     /// (1 / -0 is -Inf).
     fn parse(item: &'a [u8]) -> Option<Decimal<'a>> {
-        let number = trim(item);
+        let number = item.trim_ascii();
         let (negative, unsigned) = match number.strip_prefix(b"-") {
             Some(rest) => (true, rest),
             None => (false, number),
@@ -118,7 +118,7 @@ impl<'a> Decimal<'a> {
 
 /// The items of an array's text, or `None` if it is not an array.
 fn items(text: &str) -> Option<impl Iterator<Item = &[u8]>> {
-    let bytes = text.trim_matches(is_space).as_bytes();
+    let bytes = text.as_bytes().trim_ascii();
     let inner = bytes.strip_prefix(b"[")?.strip_suffix(b"]")?;
     Some(inner.split(|&c| c == b','))
 }
@@ -143,26 +143,6 @@ fn scan(text: &str) -> Option<Scan> {
         }
     }
     Some(scan)
-}
-
-fn is_space(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\r')
-}
-
-fn trim(mut s: &[u8]) -> &[u8] {
-    while let [first, rest @ ..] = s {
-        if !is_space(*first as char) {
-            break;
-        }
-        s = rest;
-    }
-    while let [rest @ .., last] = s {
-        if !is_space(*last as char) {
-            break;
-        }
-        s = rest;
-    }
-    s
 }
 
 /// The integer type the compact items are stored in.

@@ -227,8 +227,8 @@ fn count_items(text: &str) -> usize {
 }
 
 /// An atomic vector of the item type, allocated at the array's length and
-/// filled as the items are read (`null` as `NA`); a long array of small
-/// whole numbers is held compactly instead (see [`compact_numbers`]).
+/// filled as the items are read (`null` as `NA`); a long array of short
+/// decimals is held compactly instead (see [`compact_numbers`]).
 ///
 /// # Safety
 /// R's main thread only; `item` is a scalar shape. The result is unprotected.
